@@ -1,0 +1,1 @@
+"""Checkpoint Lab graders: the crash harness, the checkpoint checker and nbgrader integration."""
