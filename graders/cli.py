@@ -15,7 +15,14 @@ from importlib.metadata import PackageNotFoundError, version
 __all__ = ["main", "SUBCOMMANDS"]
 
 #: name -> (module, one-line help). Modules are imported lazily.
-SUBCOMMANDS: dict[str, tuple[str, str]] = {}
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "lab": ("graders.cli_lab", "open the course in JupyterLab, in your own workspace"),
+    "reset": ("graders.cli_lab", "put one notebook in your workspace back to its released state"),
+    "check": ("graders.cli_check", "self-check an exercise notebook from the terminal"),
+    "course": ("graders.cli_course", "build a ready nbgrader course directory"),
+    "grade": ("graders.cli_grade", "grade a folder of submissions through nbgrader"),
+    "crash": ("graders.cli_crash", "run the crash matrix on a Python file and print the verdicts"),
+}
 
 
 class UsageError(Exception):
