@@ -36,7 +36,7 @@ def _wanted_stamp() -> str:
 
 def ensure_venv() -> None:
     """Create or update .venv so that it matches pyproject.toml."""
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - this file runs before any check of ours
         sys.exit(f"Checkpoint Lab needs Python 3.11 or newer; this is {sys.version.split()[0]}.")
     if not PYTHON.exists():
         print(f"Creating the course's virtual environment in {VENV} ...", flush=True)
