@@ -19,10 +19,6 @@ LAYOUT = [
 ]
 
 
-def _requirement_name(spec: str) -> str:
-    return re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0].strip().lower().replace("_", "-")
-
-
 def _pyproject() -> dict:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())
 
