@@ -1,0 +1,39 @@
+"""Stable ids, pseudo-random picks and serialization: sha256 and sorted JSON, never `hash`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+__all__ = ["tool_use_id", "message_id", "digest_int", "canonical_json"]
+
+_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def digest_int(*parts: object) -> int:
+    """A large non-negative integer determined only by ``parts`` (same in every process)."""
+    seed = "\x1f".join(str(part) for part in parts).encode("utf-8")
+    return int.from_bytes(hashlib.sha256(seed).digest(), "big")
+
+
+def _base62(number: int, length: int) -> str:
+    chars = []
+    for _ in range(length):
+        number, digit = divmod(number, 62)
+        chars.append(_BASE62[digit])
+    return "".join(chars)
+
+
+def tool_use_id(scenario: str, turn: int) -> str:
+    """The id of the tool_use block of ``turn`` (1-based) in ``scenario``: ``toolu_01...``."""
+    return "toolu_01" + _base62(digest_int(scenario, "tool_use", turn), 22)
+
+
+def message_id(scenario: str, turn: int) -> str:
+    """The id of the model's response in ``turn`` (1-based) of ``scenario``: ``msg_01...``."""
+    return "msg_01" + _base62(digest_int(scenario, "message", turn), 22)
+
+
+def canonical_json(value: object) -> str:
+    """``value`` as JSON with sorted keys and no spaces: equal values give equal strings."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

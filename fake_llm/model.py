@@ -1,0 +1,208 @@
+"""The fake model: a strict, stateless ``call_model(tools=..., messages=...)`` on a script."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import TYPE_CHECKING
+
+from .errors import ConversationError
+from .ids import canonical_json, message_id
+from .rules import declared_tool_names, walk_conversation
+
+if TYPE_CHECKING:
+    from .scenario import Scenario
+
+__all__ = ["FakeModel", "build_response", "estimate_tokens"]
+
+
+def estimate_tokens(value: object) -> int:
+    """A deterministic token count: about one token per four characters of ``value`` as JSON."""
+    return max(
+        1, math.ceil(len(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)) / 4)
+    )
+
+
+def build_response(scenario: Scenario, turn: int, messages: list, tools: object) -> dict:
+    """The response dict for ``turn`` (1-based) of ``scenario``, given the request it answers."""
+    content = scenario.turn_content(turn)
+    final = turn == scenario.turn_count
+    return {
+        "id": message_id(scenario.name, turn),
+        "type": "message",
+        "role": "assistant",
+        "model": scenario.model_name,
+        "content": content,
+        "stop_reason": "end_turn" if final else "tool_use",
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": estimate_tokens({"messages": messages, "tools": tools}),
+            "output_tokens": estimate_tokens(content),
+        },
+    }
+
+
+class FakeModel:
+    """``call_model(*, tools, messages, **ignored) -> dict``: the scenario's next response.
+
+    Stateless with respect to the script: the turn it answers is the number of assistant
+    messages in ``messages`` plus one, so a loop resumed from a checkpoint gets the next turn.
+    It refuses, with a `ConversationError`, every request the real API would refuse and every
+    conversation that departs from the script. It never changes what it is given.
+
+    Attributes:
+        scenario: the `Scenario` it plays.
+        calls: how many times it was called (refused calls included).
+    """
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.calls = 0
+
+    def __repr__(self) -> str:
+        return f"<FakeModel {self.scenario.name!r}: {self.calls} calls>"
+
+    def __call__(self, *, tools: object, messages: object, **ignored: object) -> dict:
+        self.calls += 1
+        self._check_tools(tools)
+        script = _ScriptCheck(self.scenario, messages)
+        walk_conversation(messages, tools, on_message=script)
+        return build_response(self.scenario, script.assistant_turns + 1, messages, tools)
+
+    def _check_tools(self, tools: object) -> None:
+        declared = declared_tool_names(tools)
+        missing = [name for name in self.scenario.tool_names if name not in declared]
+        if missing:
+            raise ConversationError(
+                "tool_undeclared",
+                None,
+                f"the request's tools do not declare {', '.join(missing)}, "
+                "which the scenario's model uses.",
+                f"tools=scenario.tools, declaring {', '.join(self.scenario.tool_names)}.",
+            )
+
+
+class _ScriptCheck:
+    """Called on each message by the rules walk: does the conversation follow the script so far?"""
+
+    def __init__(self, scenario: Scenario, messages: list) -> None:
+        self.scenario = scenario
+        self.messages = messages
+        self.assistant_turns = 0
+        self._contents = [
+            canonical_json(scenario.turn_content(t)) for t in range(1, scenario.turn_count + 1)
+        ]
+        self._results = scenario.tool_results
+        self._calls = scenario.tool_calls
+
+    def __call__(self, index: int, message: dict) -> None:
+        if index == 0:
+            self._check_task(message)
+        elif message["role"] == "assistant":
+            self.assistant_turns += 1
+            self._check_assistant(index, message, self.assistant_turns)
+        else:
+            self._check_result(index, message, index // 2)
+
+    def _check_task(self, message: dict) -> None:
+        content = message["content"]
+        if isinstance(content, list) and all(block["type"] == "text" for block in content):
+            content = "".join(block["text"] for block in content)
+        if content != self.scenario.task:
+            raise ConversationError(
+                "task_mismatch",
+                0,
+                f"the first message is not this scenario's task ({_preview(message['content'])}).",
+                f"{{'role': 'user', 'content': {self.scenario.task!r}}}.",
+            )
+
+    def _describe(self, turn: int) -> str:
+        if turn == self.scenario.turn_count:
+            return f"turn {turn}, the final answer"
+        call = self._calls[turn - 1]
+        return f"turn {turn}, the tool_use of {call['name']} (id {call['id']})"
+
+    def _check_assistant(self, index: int, message: dict, turn: int) -> None:
+        final = self.scenario.turn_count
+        got = canonical_json(_blocks(message))
+        if turn >= final and (turn > final or got == self._contents[-1]):
+            raise ConversationError(
+                "script_ended",
+                index,
+                f"this message is the script's final answer (turn {final}, "
+                "stop_reason 'end_turn'), yet the loop called the model again: the script has "
+                "ended.",
+                "the loop to stop when response['stop_reason'] == 'end_turn' and not call "
+                "the model again (the lesson's loop does not append the final answer to messages).",
+            )
+        if got == self._contents[turn - 1]:
+            return
+        others = [t for t, content in enumerate(self._contents, start=1) if content == got]
+        if others and others[0] < turn:
+            problem = (
+                f"this assistant message repeats {self._describe(others[0])}, which is already at "
+                f"messages[{2 * others[0] - 1}]: was a message appended twice?"
+            )
+        elif others:
+            problem = (
+                f"this assistant message is {self._describe(others[0])}, but the script is at turn "
+                f"{turn}: was a message dropped, or were messages reordered?"
+            )
+        else:
+            problem = (
+                f"this assistant message is not the content the model returned in turn {turn} "
+                f"({_preview(message['content'])})."
+            )
+        raise ConversationError(
+            "script_mismatch",
+            index,
+            problem,
+            f"{self._describe(turn)}: append "
+            "{'role': 'assistant', 'content': response['content']} "
+            "with the response's content unchanged.",
+        )
+
+    def _check_result(self, index: int, message: dict, turn: int) -> None:
+        call = self._calls[turn - 1]
+        wanted = self._results[turn - 1]
+        blocks = _blocks(message)
+        # The rules walk has already checked that the first block answers this turn's tool_use.
+        block = blocks[0]
+        result = block.get("content", "")
+        if isinstance(result, list):
+            result = "".join(part["text"] for part in result)
+        expected = (
+            f"one tool_result block for {call['name']} (id {call['id']}) whose content is the "
+            f"string execute_tool returned ({len(wanted)} characters, starting "
+            f"{_preview(wanted)})."
+        )
+        if result != wanted:
+            same_as = [k for k, other in enumerate(self._results, start=1) if other == result]
+            where = f" (it is the result of tool call {same_as[0]})" if same_as else ""
+            raise ConversationError(
+                "tool_result_changed",
+                index,
+                f"the tool_result for {call['name']} (id {call['id']}) is not what the tool "
+                f"returned{where}: "
+                f"got {len(result)} characters starting {_preview(result)}.",
+                expected,
+            )
+        if len(blocks) > 1 or block.get("is_error"):
+            extra = (
+                "is marked is_error"
+                if block.get("is_error")
+                else f"has {len(blocks)} content blocks"
+            )
+            raise ConversationError(
+                "script_mismatch", index, f"this tool_result message {extra}.", expected
+            )
+
+
+def _blocks(message: dict) -> list[dict]:
+    content = message["content"]
+    return [{"type": "text", "text": content}] if isinstance(content, str) else content
+
+
+def _preview(value: object, limit: int = 60) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
