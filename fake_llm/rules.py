@@ -127,12 +127,12 @@ def walk_conversation(
                 "messages[0] to be the user's task: {'role': 'user', 'content': task}.",
             )
         if index > 0 and role == messages[index - 1]["role"]:
-            other = "assistant" if role == "user" else "user"
+            other = "an 'assistant'" if role == "user" else "a 'user'"
             raise ConversationError(
                 "roles_not_alternating",
                 index,
                 f"two {role!r} messages in a row (messages[{index - 1}] and messages[{index}]).",
-                f"a {other!r} message at messages[{index}]: roles alternate user, assistant, "
+                f"{other} message at messages[{index}]: roles alternate user, assistant, "
                 "user, ...",
             )
         blocks = _blocks(message)

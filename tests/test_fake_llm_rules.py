@@ -1,0 +1,271 @@
+"""fake_llm's strictness: the API's structural rules and the script, each with its own error."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from fake_llm import RULES, ConversationError, FakeLLMError, load_scenario, validate_conversation
+
+
+@pytest.fixture
+def sc():
+    return load_scenario("support-tickets")
+
+
+@pytest.fixture
+def conv(sc):
+    return sc.conversation()
+
+
+def refused(sc, messages, tools=None) -> ConversationError:
+    with pytest.raises(ConversationError) as caught:
+        sc.model()(tools=sc.tools if tools is None else tools, messages=messages)
+    error = caught.value
+    assert isinstance(error, FakeLLMError)
+    assert error.rule in RULES
+    assert f"[{error.rule}]" in str(error) and error.expected in str(error)
+    if error.index is not None:
+        assert f"messages[{error.index}]" in str(error)
+    return error
+
+
+def invalid(messages, tools=None, **kwargs) -> ConversationError:
+    with pytest.raises(ConversationError) as caught:
+        validate_conversation(messages, tools, **kwargs)
+    assert caught.value.rule in RULES
+    return caught.value
+
+
+# The script: drop, reorder, duplicate, change.
+
+
+def test_a_dropped_turn_is_named_with_what_the_script_expected(sc, conv):
+    error = refused(sc, conv[:1] + conv[3:])
+    assert (error.rule, error.index) == ("script_mismatch", 1)
+    assert "dropped" in error.problem and "turn 2" in error.problem
+    assert "turn 1" in error.expected and "list_tickets" in error.expected
+    assert sc.tool_calls[0]["id"] in error.expected
+
+
+def test_reordered_turns_are_refused_at_the_first_message_that_departs():
+    sc = load_scenario("long-migration")
+    conv = sc.conversation()
+    swapped = conv[:1] + conv[3:5] + conv[1:3] + conv[5:9]
+    error = refused(sc, swapped)
+    assert (error.rule, error.index) == ("script_mismatch", 1)
+    assert "reordered" in error.problem
+    assert "describe_table" in error.problem and "list_tables" in error.expected
+
+
+def test_a_duplicated_turn_is_named_as_a_repeat(sc, conv):
+    error = refused(sc, conv[:3] + conv[1:3])
+    assert (error.rule, error.index) == ("script_mismatch", 3)
+    assert "repeats" in error.problem and "messages[1]" in error.problem
+    assert "turn 2" in error.expected and "build_table" in error.expected
+
+
+def test_a_changed_tool_result_is_refused(sc, conv):
+    conv[2]["content"][0]["content"] = conv[2]["content"][0]["content"].upper()
+    error = refused(sc, conv)
+    assert (error.rule, error.index) == ("tool_result_changed", 2)
+    assert f"{len(sc.tool_results[0])} characters" in error.expected
+    assert "list_tickets" in error.problem
+
+
+def test_a_tool_result_swapped_with_another_calls_result_says_whose_it_is(sc, conv):
+    conv[2]["content"][0]["content"] = sc.tool_results[1]
+    error = refused(sc, conv[:3])
+    assert error.rule == "tool_result_changed" and "tool call 2" in error.problem
+
+
+def test_a_tool_result_marked_as_an_error_departs_from_the_script(sc, conv):
+    conv[2]["content"][0]["is_error"] = True
+    error = refused(sc, conv[:3])
+    assert (error.rule, error.index) == ("script_mismatch", 2) and "is_error" in error.problem
+
+
+def test_an_edited_assistant_turn_is_refused(sc, conv):
+    conv[1]["content"][1]["input"]["period"] = "this_quarter"
+    error = refused(sc, conv[:3])
+    assert (error.rule, error.index) == ("script_mismatch", 1)
+    assert "response['content']" in error.expected
+
+
+def test_the_first_message_must_be_the_task(sc, conv):
+    conv[0]["content"] = "Sort this quarter's tickets"
+    error = refused(sc, conv[:1])
+    assert (error.rule, error.index) == ("task_mismatch", 0)
+    assert sc.task in error.expected
+
+
+def test_calling_again_after_the_final_answer_says_the_script_has_ended(sc, conv):
+    final = {"role": "assistant", "content": sc.final_response()["content"]}
+    for messages in (conv + [final], conv + [final, {"role": "user", "content": "Thanks!"}]):
+        error = refused(sc, messages)
+        assert (error.rule, error.index) == ("script_ended", len(conv))
+        assert "end_turn" in error.expected and "ended" in error.problem
+
+
+# The API's structural rules, through the model.
+
+
+def test_a_tool_use_without_a_tool_result_in_the_next_message(sc, conv):
+    error = refused(sc, conv[:2] + [{"role": "user", "content": "Carry on."}])
+    assert (error.rule, error.index) == ("tool_result_missing", 2)
+    assert sc.tool_calls[0]["id"] in error.expected and "tool_result" in error.expected
+
+
+def test_a_conversation_ending_with_an_unanswered_tool_use(sc, conv):
+    error = refused(sc, conv[:2])
+    assert (error.rule, error.index) == ("tool_result_missing", 1)
+    assert sc.tool_calls[0]["id"] in error.expected and "messages[2]" in error.expected
+
+
+def test_a_tool_result_for_an_unknown_id(sc, conv):
+    conv[2]["content"][0]["tool_use_id"] = "toolu_01NotTheRightId0000000"
+    error = refused(sc, conv[:3])
+    assert (error.rule, error.index) == ("tool_result_unknown_id", 2)
+    assert sc.tool_calls[0]["id"] in error.expected
+
+
+def test_a_tool_result_for_an_earlier_turns_id(sc, conv):
+    conv[4]["content"][0]["tool_use_id"] = sc.tool_calls[0]["id"]
+    error = refused(sc, conv)
+    assert (error.rule, error.index) == ("tool_result_duplicate", 4)
+    assert "messages[2]" in error.problem
+
+
+def test_a_tool_result_where_no_tool_was_asked_for(sc, conv):
+    stray = {"role": "user", "content": [copy.deepcopy(conv[2]["content"][0])]}
+    error = refused(sc, [stray])
+    assert (error.rule, error.index) == ("tool_result_unknown_id", 0)
+
+
+def test_tools_the_request_does_not_declare(sc, conv):
+    error = refused(sc, conv[:1], tools=sc.tools[:1])
+    assert (error.rule, error.index) == ("tool_undeclared", None)
+    assert "build_table" in error.problem and "tools=scenario.tools" in error.expected
+    error = refused(sc, conv[:1], tools=[])
+    assert error.rule == "tool_undeclared" and "list_tickets" in error.problem
+
+
+def test_tools_must_be_a_list_of_definitions(sc, conv):
+    assert refused(sc, conv[:1], tools="list_tickets").rule == "tools_invalid"
+    assert refused(sc, conv[:1], tools=[{"description": "no name"}]).rule == "tools_invalid"
+
+
+def test_roles_out_of_order(sc, conv):
+    error = refused(sc, [conv[0], conv[0]])
+    assert (error.rule, error.index) == ("roles_not_alternating", 1)
+    assert "'assistant' message at messages[1]" in error.expected
+    error = refused(sc, [conv[0], conv[1], conv[1]])
+    assert (error.rule, error.index) == ("roles_not_alternating", 2)
+    error = refused(sc, conv[1:3])
+    assert (error.rule, error.index) == ("first_not_user", 0)
+
+
+def test_a_dropped_tool_result_message_breaks_the_alternation(sc, conv):
+    error = refused(sc, conv[:2] + conv[3:5])
+    assert (error.rule, error.index) == ("roles_not_alternating", 2)
+
+
+@pytest.mark.parametrize(
+    ("messages", "rule", "index"),
+    [
+        ([], "messages_invalid", None),
+        ("Sort the tickets", "messages_invalid", None),
+        ([["user", "hi"]], "message_invalid", 0),
+        ([{"role": "user"}], "message_invalid", 0),
+        ([{"role": "system", "content": "x"}], "message_invalid", 0),
+        ([{"role": "user", "content": "x", "turn": 1}], "message_invalid", 0),
+        ([{"role": "user", "content": ""}], "content_invalid", 0),
+        ([{"role": "user", "content": []}], "content_invalid", 0),
+        ([{"role": "user", "content": [{"type": "image"}]}], "content_invalid", 0),
+        ([{"role": "user", "content": [{"type": "text", "text": ""}]}], "content_invalid", 0),
+        ([{"role": "user", "content": [{"type": "text"}]}], "content_invalid", 0),
+        (
+            [{"role": "user", "content": [{"type": "text", "text": "x", "x": 1}]}],
+            "content_invalid",
+            0,
+        ),
+    ],
+)
+def test_malformed_requests(sc, messages, rule, index):
+    error = refused(sc, messages)
+    assert (error.rule, error.index) == (rule, index)
+
+
+def test_a_tool_result_in_an_assistant_message_is_malformed(sc, conv):
+    bad = {"role": "assistant", "content": conv[2]["content"]}
+    error = refused(sc, [conv[0], bad, conv[2]])
+    assert (error.rule, error.index) == ("content_invalid", 1)
+    assert "'text' or 'tool_use'" in error.expected
+
+
+# validate_conversation: the structural rules alone, as the checkpoint checker uses them.
+
+
+@pytest.mark.parametrize("name", ["support-tickets", "long-migration", "large-results"])
+def test_every_scripted_conversation_is_valid(name):
+    sc = load_scenario(name)
+    conv = sc.conversation()
+    validate_conversation(conv, sc.tools)
+    validate_conversation(json.loads(json.dumps(conv)))
+    for end in range(1, len(conv) + 1, 2):
+        validate_conversation(conv[:end], sc.tools)
+        validate_conversation(conv[:end], sc.tools, allow_pending=True)
+
+
+def test_allow_pending_accepts_an_unanswered_last_tool_use_and_nothing_else(conv):
+    error = invalid(conv[:4])
+    assert (error.rule, error.index) == ("tool_result_missing", 3)
+    validate_conversation(conv[:4], allow_pending=True)
+    validate_conversation(conv[:2], allow_pending=True)
+    text_only = {"role": "assistant", "content": [{"type": "text", "text": "Done."}]}
+    for allow_pending in (False, True):
+        error = invalid(conv[:3] + [text_only], allow_pending=allow_pending)
+        assert (error.rule, error.index) == ("last_not_user", 3)
+    # Pending is only allowed at the very end: a later user message must still answer it.
+    error = invalid(conv[:2] + [{"role": "user", "content": "Next?"}], allow_pending=True)
+    assert error.rule == "tool_result_missing"
+
+
+def test_validate_conversation_checks_declared_tools_by_name(sc, conv):
+    error = invalid(conv, tools=sc.tools[:1])
+    assert (error.rule, error.index) == ("tool_undeclared", 3) and "build_table" in error.problem
+    validate_conversation(conv, [{"name": "list_tickets"}, {"name": "build_table"}])
+
+
+def test_tool_use_ids_must_be_unique(conv):
+    error = invalid(conv[:3] + conv[1:3])
+    assert (error.rule, error.index) == ("tool_use_id_duplicate", 3)
+    assert "messages[1]" in error.problem
+
+
+def test_tool_results_come_first_and_only_once(conv):
+    result = conv[2]["content"][0]
+    text = {"type": "text", "text": "Here is the result."}
+    error = invalid(conv[:2] + [{"role": "user", "content": [text, result]}])
+    assert (error.rule, error.index) == ("tool_result_not_first", 2)
+    validate_conversation(conv[:2] + [{"role": "user", "content": [result, text]}])
+    error = invalid(conv[:2] + [{"role": "user", "content": [result, result]}])
+    assert (error.rule, error.index) == ("tool_result_duplicate", 2)
+
+
+def test_tool_result_content_must_be_text(conv):
+    conv[2]["content"][0]["content"] = {"rows": 8}
+    error = invalid(conv[:3])
+    assert (error.rule, error.index) == ("content_invalid", 2)
+
+
+def test_every_rule_has_a_description():
+    assert all(isinstance(text, str) and text for text in RULES.values())
+    assert {
+        "tool_result_missing",
+        "tool_result_unknown_id",
+        "tool_undeclared",
+        "script_ended",
+    } <= set(RULES)
