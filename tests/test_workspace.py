@@ -1,0 +1,161 @@
+"""The student's workspace: notebooks copied in once, never overwritten, reset on request."""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pytest
+
+from graders.workspace import (
+    Workspace,
+    WorkspaceError,
+    course_root,
+    default_workspace,
+    released_notebooks,
+)
+
+
+def _notebook(path, text):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell(text)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(path))
+
+
+@pytest.fixture
+def course(tmp_path):
+    root = tmp_path / "course"
+    _notebook(root / "lessons" / "01_intro.ipynb", "lesson one")
+    _notebook(root / "exercises" / "02_two_latent_failures.ipynb", "level two")
+    (root / "exercises" / "README.md").write_text("not a notebook")
+    return root
+
+
+@pytest.fixture
+def ws(course, tmp_path):
+    return Workspace(tmp_path / "mine", course=course)
+
+
+def test_first_sync_copies_lessons_and_exercises_into_their_places(ws, course):
+    report = ws.sync()
+    assert report.added == ["lessons/01_intro.ipynb",
+                            "exercises/lesson2/02_two_latent_failures.ipynb"]
+    copied = ws.path / "exercises" / "lesson2" / "02_two_latent_failures.ipynb"
+    shipped = course / "exercises" / "02_two_latent_failures.ipynb"
+    assert copied.read_bytes() == shipped.read_bytes()
+    assert not (ws.path / "exercises" / "lesson2" / "README.md").exists()
+
+
+def test_sync_never_overwrites_the_students_work_and_adds_new_releases(ws, course):
+    ws.sync()
+    mine = ws.path / "lessons" / "01_intro.ipynb"
+    mine.write_text("my answers")
+    _notebook(course / "lessons" / "01_intro.ipynb", "lesson one, fixed")
+    _notebook(course / "lessons" / "03_resume.ipynb", "lesson three")
+
+    report = ws.sync()
+
+    assert mine.read_text() == "my answers"
+    assert report.added == ["lessons/03_resume.ipynb"]
+    assert report.newer_release == ["lessons/01_intro.ipynb"]
+    assert any("checkpoint-lab reset 01_intro" in line for line in report.lines())
+    assert (ws.path / "lessons" / "03_resume.ipynb").exists()
+
+
+def test_a_file_the_student_already_had_is_kept(ws):
+    (ws.path / "lessons").mkdir(parents=True)
+    (ws.path / "lessons" / "01_intro.ipynb").write_text("mine from before")
+    report = ws.sync()
+    assert report.kept == ["lessons/01_intro.ipynb"]
+    assert (ws.path / "lessons" / "01_intro.ipynb").read_text() == "mine from before"
+
+
+def test_a_deleted_notebook_stays_deleted_until_reset(ws):
+    ws.sync()
+    (ws.path / "lessons" / "01_intro.ipynb").unlink()
+    report = ws.sync()
+    assert report.deleted == ["lessons/01_intro.ipynb"]
+    assert not (ws.path / "lessons" / "01_intro.ipynb").exists()
+    ws.reset("01_intro")
+    assert (ws.path / "lessons" / "01_intro.ipynb").exists()
+
+
+def test_reset_restores_the_release_and_backs_up_the_students_version(ws, course):
+    ws.sync()
+    mine = ws.path / "exercises" / "lesson2" / "02_two_latent_failures.ipynb"
+    mine.write_text("half-finished answers")
+
+    result = ws.reset("02_two_latent_failures")
+
+    assert result.path == mine
+    assert mine.read_bytes() == (course / "exercises" / "02_two_latent_failures.ipynb").read_bytes()
+    assert result.backup is not None and result.backup.parent == ws.path / "backups"
+    assert result.backup.read_text() == "half-finished answers"
+    # A second reset finds nothing changed and keeps no empty backup.
+    assert ws.reset("02_two_latent_failures").backup is None
+
+
+def test_two_resets_in_one_second_keep_both_backups(ws):
+    ws.sync()
+    mine = ws.path / "lessons" / "01_intro.ipynb"
+    mine.write_text("first try")
+    first = ws.reset("01_intro").backup
+    mine.write_text("second try")
+    second = ws.reset("01_intro").backup
+    assert first != second
+    assert first.read_text() == "first try" and second.read_text() == "second try"
+
+
+@pytest.mark.parametrize("name", [
+    "02_two_latent_failures", "02_two_latent_failures.ipynb",
+    "exercises/02_two_latent_failures.ipynb", "mine/exercises/lesson2/02_two_latent_failures.ipynb",
+])
+def test_reset_understands_a_name_or_a_path(ws, name):
+    assert ws.find(name).relpath == "exercises/lesson2/02_two_latent_failures.ipynb"
+
+
+def test_reset_of_an_unknown_notebook_names_the_real_ones(ws):
+    with pytest.raises(WorkspaceError, match="'03_nope' is not a notebook.*01_intro, "
+                       "02_two_latent_failures"):
+        ws.reset("03_nope")
+    assert not (ws.path / "backups").exists()
+
+
+def test_a_workspace_may_not_be_a_file_or_inside_the_shipped_folders(course, tmp_path):
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(WorkspaceError, match="is a file, not a folder"):
+        Workspace(tmp_path / "afile", course=course)
+    with pytest.raises(WorkspaceError, match="inside the course's lessons/ folder"):
+        Workspace(course / "lessons" / "ws", course=course)
+    with pytest.raises(WorkspaceError, match="would hold the course's own files"):
+        Workspace(course, course=course)
+
+
+def test_a_lost_manifest_loses_no_work(ws):
+    ws.sync()
+    (ws.path / "lessons" / "01_intro.ipynb").write_text("my answers")
+    (ws.state_dir / "manifest.json").write_text("{not json")
+    report = ws.sync()
+    assert report.kept == ["lessons/01_intro.ipynb",
+                           "exercises/lesson2/02_two_latent_failures.ipynb"]
+    assert (ws.path / "lessons" / "01_intro.ipynb").read_text() == "my answers"
+    assert json.loads((ws.state_dir / "manifest.json").read_text())["delivered"]
+
+
+def test_course_root_from_the_environment(course, monkeypatch, tmp_path):
+    monkeypatch.setenv("CHECKPOINT_LAB_COURSE", str(course))
+    assert course_root() == course
+    assert default_workspace() == course / "workspace"
+    monkeypatch.setenv("CHECKPOINT_LAB_COURSE", str(tmp_path / "nowhere"))
+    with pytest.raises(WorkspaceError, match="cannot find the course's lessons/ and exercises/"):
+        course_root()
+
+
+def test_the_real_course_ships_notebooks_to_the_documented_places(repo_root, monkeypatch):
+    monkeypatch.delenv("CHECKPOINT_LAB_COURSE", raising=False)
+    assert course_root() == repo_root
+    for item in released_notebooks():
+        assert item.source.is_file()
+        assert item.relpath.startswith(("lessons/", "exercises/lesson2/"))
+        assert item.relpath.endswith(item.source.name)
