@@ -76,8 +76,7 @@ class FakeModel:
             raise ConversationError(
                 "tool_undeclared",
                 None,
-                f"tools does not declare {', '.join(missing)}, "
-                "which the scenario's model uses.",
+                f"tools does not declare {', '.join(missing)}, which the scenario's model uses.",
                 f"tools=scenario.tools, declaring {', '.join(self.scenario.tool_names)}.",
             )
 

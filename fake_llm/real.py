@@ -22,7 +22,11 @@ class RealModelError(FakeLLMError):
 
 
 def real_model(
-    model: str = DEFAULT_REAL_MODEL, api_key: str | None = None, *, max_tokens: int = 1024
+    model: str = DEFAULT_REAL_MODEL,
+    api_key: str | None = None,
+    *,
+    max_tokens: int = 1024,
+    client: object | None = None,
 ) -> Callable[..., dict]:
     """A ``call_model(*, tools, messages, **kwargs) -> dict`` that calls Claude through the SDK.
 
@@ -30,22 +34,11 @@ def real_model(
     ``model``, ``content``, ``stop_reason``, ``stop_sequence``, ``usage``), with ``None`` fields
     dropped from the content blocks so they can go straight back into ``messages``.
 
+    ``client`` is an ``anthropic.Anthropic`` to use instead of a new one (then no key is read).
     Raises `RealModelError` when there is no API key or the ``anthropic`` package is missing.
     """
-    key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-    if not key:
-        raise RealModelError(
-            "no API key: set ANTHROPIC_API_KEY (or pass api_key=...) to use a real model, "
-            "or use the fake model instead: fake_llm.load_scenario(name).model()."
-        )
-    try:
-        import anthropic
-    except ImportError:
-        raise RealModelError(
-            "the anthropic package is not installed: pip install 'checkpoint-lab[real]', "
-            "or use the fake model instead: fake_llm.load_scenario(name).model()."
-        ) from None
-    client = anthropic.Anthropic(api_key=key)
+    if client is None:
+        client = _client(api_key or os.environ.get("ANTHROPIC_API_KEY"))
 
     def call_model(*, tools: list, messages: list, **kwargs: object) -> dict:
         kwargs.setdefault("max_tokens", max_tokens)
@@ -58,3 +51,19 @@ def real_model(
         return response
 
     return call_model
+
+
+def _client(key: str | None):
+    if not key:
+        raise RealModelError(
+            "no API key: set ANTHROPIC_API_KEY (or pass api_key=...) to use a real model, "
+            "or use the fake model instead: fake_llm.load_scenario(name).model()."
+        )
+    try:
+        import anthropic
+    except ImportError:
+        raise RealModelError(
+            "the anthropic package is not installed: pip install 'checkpoint-lab[real]', "
+            "or use the fake model instead: fake_llm.load_scenario(name).model()."
+        ) from None
+    return anthropic.Anthropic(api_key=key)

@@ -132,8 +132,7 @@ def walk_conversation(
                 "roles_not_alternating",
                 index,
                 f"two {role!r} messages in a row (messages[{index - 1}] and messages[{index}]).",
-                f"{other} message at messages[{index}]: roles alternate user, assistant, "
-                "user, ...",
+                f"{other} message at messages[{index}]: roles alternate user, assistant, user, ...",
             )
         blocks = _blocks(message)
         if role == "user":

@@ -222,7 +222,8 @@ def _load_cached(path: Path, mtime_ns: int, size: int) -> Scenario:
     try:
         return _build(data, path)
     except _Invalid as problem:
-        raise ScenarioError(f"{path.name}: {problem.path}: {problem.message}") from None
+        where = f"{problem.path}: " if problem.path else ""
+        raise ScenarioError(f"{path.name}: {where}{problem.message}") from None
 
 
 def _keys(value: object, path: str, required: dict[str, type], optional: dict[str, type]) -> dict:

@@ -76,7 +76,7 @@ class FakeTools:
         """Every execution so far, in order (a copy)."""
         return copy.deepcopy(self._ledger)
 
-    def __call__(self, name: str, input: dict) -> str:  # noqa: A002 - the course's own signature
+    def __call__(self, name: str, input: dict) -> str:
         if name not in self._schemas:
             raise ToolError(
                 name,
