@@ -36,6 +36,9 @@ class ConversationError(FakeLLMError):
         where = "the request" if index is None else f"messages[{index}]"
         super().__init__(f"[{rule}] {where}: {problem} Expected: {expected}")
 
+    def __reduce__(self):
+        return type(self), (self.rule, self.index, self.problem, self.expected)
+
 
 class ToolError(FakeLLMError):
     """A fake tool was called with a name or an input the scenario has no result for.
@@ -50,3 +53,6 @@ class ToolError(FakeLLMError):
         self.problem = problem
         self.expected = expected
         super().__init__(f"{problem} Expected: {expected}")
+
+    def __reduce__(self):
+        return type(self), (self.tool, self.problem, self.expected)

@@ -102,8 +102,8 @@ def walk_conversation(
     on_message: OnMessage | None = None,
 ) -> None:
     """Apply the structural rules message by message, calling ``on_message(index, message)``
-    after each message's own shape, order and tool_result checks (and before the checks of
-    duplicate ids and undeclared tools, so a script can explain a duplicated turn first)."""
+    after each message's own checks except the one for duplicate tool_use ids, so that a
+    script can explain a duplicated turn in its own words first."""
     if not isinstance(messages, list) or not messages:
         got = "an empty list" if isinstance(messages, list) else f"a {type(messages).__name__}"
         raise ConversationError(
@@ -139,11 +139,12 @@ def walk_conversation(
             _check_tool_results(index, blocks, pending, seen_ids, answered)
             pending = {}
         else:
+            _check_declared(index, blocks, declared)
             pending = {b["id"]: b["name"] for b in blocks if b["type"] == "tool_use"}
         if on_message is not None:
             on_message(index, message)
         if role == "assistant":
-            _check_tool_uses(index, blocks, seen_ids, declared)
+            _check_unique_ids(index, blocks, seen_ids)
     last = len(messages) - 1
     if messages[last]["role"] == "assistant":
         if pending and not allow_pending:
@@ -341,9 +342,22 @@ def _check_tool_results(
         answered[tid] = index
 
 
-def _check_tool_uses(
-    index: int, blocks: list[dict], seen_ids: dict[str, int], declared: set[str] | None
-) -> None:
+def _check_declared(index: int, blocks: list[dict], declared: set[str] | None) -> None:
+    if declared is None:
+        return
+    for position, block in enumerate(blocks):
+        if block["type"] == "tool_use" and block["name"] not in declared:
+            names = ", ".join(sorted(declared)) or "none"
+            raise ConversationError(
+                "tool_undeclared",
+                index,
+                f"content[{position}] uses the tool {block['name']!r}, which the request's "
+                "tools do not declare.",
+                f"only declared tools ({names}); pass tools=scenario.tools.",
+            )
+
+
+def _check_unique_ids(index: int, blocks: list[dict], seen_ids: dict[str, int]) -> None:
     for position, block in enumerate(blocks):
         if block["type"] != "tool_use":
             continue
@@ -356,12 +370,3 @@ def _check_tool_uses(
                 "unique tool_use ids: each assistant turn appended once.",
             )
         seen_ids[tid] = index
-        if declared is not None and block["name"] not in declared:
-            names = ", ".join(sorted(declared)) or "none"
-            raise ConversationError(
-                "tool_undeclared",
-                index,
-                f"content[{position}] uses the tool {block['name']!r}, which the request's "
-                "tools do not declare.",
-                f"only declared tools ({names}); pass tools=scenario.tools.",
-            )

@@ -140,19 +140,21 @@ class Scenario:
             )
         return messages
 
-    def responses(self) -> list[dict]:
-        """Every response the model gives a correct loop, in order (the last one ends the turn)."""
+    def response(self, turn: int) -> dict:
+        """The model's response in ``turn`` (1-based) to the request a correct loop sends then."""
         from .model import build_response
 
-        messages = self.conversation()
-        return [
-            build_response(self, turn, messages[: 2 * turn - 1], self._tools)
-            for turn in range(1, self.turn_count + 1)
-        ]
+        if not 1 <= turn <= self.turn_count:
+            raise ValueError(f"turn must be between 1 and {self.turn_count}, got {turn}")
+        return build_response(self, turn, self.conversation()[: 2 * turn - 1], self._tools)
+
+    def responses(self) -> list[dict]:
+        """Every response the model gives a correct loop, in order (the last one ends the turn)."""
+        return [self.response(turn) for turn in range(1, self.turn_count + 1)]
 
     def final_response(self) -> dict:
         """The last response: the final answer, with ``stop_reason == "end_turn"``."""
-        return self.responses()[-1]
+        return self.response(self.turn_count)
 
     def model(self):
         """A fresh fake model for this scenario: ``call_model(tools=..., messages=...)``."""
@@ -190,11 +192,8 @@ def load_scenario(name_or_path: str | Path) -> Scenario:
     Raises `ScenarioError` for an unknown name (listing the known ones) or a file that does not
     follow the format (naming the file and the field).
     """
-    if (
-        isinstance(name_or_path, Path)
-        or str(name_or_path).endswith(".json")
-        or "/" in str(name_or_path)
-    ):
+    text = str(name_or_path)
+    if isinstance(name_or_path, Path) or text.endswith(".json") or len(Path(text).parts) > 1:
         path = Path(name_or_path)
         if not path.is_file():
             raise ScenarioError(f"{path}: no such scenario file.")

@@ -223,3 +223,13 @@ def test_tools_and_messages_must_be_passed_by_keyword():
     sc = load_scenario("support-tickets")
     with pytest.raises(TypeError):
         sc.model()(sc.tools, sc.conversation()[:1])
+
+
+def test_response_by_turn_matches_the_list_and_checks_its_range():
+    sc = load_scenario("long-migration")
+    responses = sc.responses()
+    assert [sc.response(turn) for turn in range(1, sc.turn_count + 1)] == responses
+    assert sc.final_response() == responses[-1]
+    for bad in (0, sc.turn_count + 1):
+        with pytest.raises(ValueError, match="turn must be between 1 and 9"):
+            sc.response(bad)

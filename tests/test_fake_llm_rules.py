@@ -269,3 +269,24 @@ def test_every_rule_has_a_description():
         "tool_undeclared",
         "script_ended",
     } <= set(RULES)
+
+
+def test_an_assistant_turn_naming_an_undeclared_tool(sc, conv):
+    conv[1]["content"][1]["name"] = "delete_tickets"
+    error = refused(sc, conv[:3])
+    assert (error.rule, error.index) == ("tool_undeclared", 1)
+    assert "delete_tickets" in error.problem and "list_tickets" in error.expected
+
+
+def test_errors_survive_pickling(sc, conv):
+    """The crash harness may send an error from a child process to its parent."""
+    import pickle
+
+    error = refused(sc, conv[:2])
+    again = pickle.loads(pickle.dumps(error))
+    assert (again.rule, again.index, again.expected, str(again)) == (
+        error.rule,
+        error.index,
+        error.expected,
+        str(error),
+    )

@@ -143,3 +143,11 @@ def test_booleans_are_not_integers():
     call["input"]["batch_size"] = True
     error = refused(sc.executor(), "copy_rows", call["input"])
     assert "batch_size must be of type integer, got boolean" in str(error)
+
+
+def test_tool_errors_survive_pickling(sc):
+    import pickle
+
+    error = refused(sc.executor(), "delete_tickets", {})
+    again = pickle.loads(pickle.dumps(error))
+    assert (again.tool, again.expected, str(again)) == (error.tool, error.expected, str(error))
