@@ -1,1 +1,56 @@
-"""Checkpoint Lab graders: the crash harness, the checkpoint checker and nbgrader integration."""
+"""Checkpoint Lab graders: the crash harness, the checkpoint checker and nbgrader integration.
+
+    from graders import Submission, run_matrix
+    verdicts = run_matrix(Submission.from_file("answer.py"), "support-tickets")
+
+The names below are imported on first use, so ``import graders`` stays cheap (the harness's
+runner process imports this package too).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__all__ = [
+    "Submission",
+    "CrashPoint",
+    "Observation",
+    "Verdict",
+    "Harness",
+    "HarnessError",
+    "run_matrix",
+    "run_point",
+    "dry_run",
+    "crash_points",
+    "check",
+    "KINDS",
+    "DEFAULT_TIMEOUT",
+]
+
+_WHERE = {
+    "Submission": "graders.submission",
+    "CrashPoint": "graders.points",
+    "KINDS": "graders.points",
+    "Observation": "graders.observation",
+    "Verdict": "graders.verdict",
+    "Harness": "graders.harness",
+    "HarnessError": "graders.harness",
+    "DEFAULT_TIMEOUT": "graders.harness",
+    "run_matrix": "graders.harness",
+    "run_point": "graders.harness",
+    "dry_run": "graders.harness",
+    "crash_points": "graders.harness",
+    "check": "graders.checker",
+}
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        value = getattr(importlib.import_module(_WHERE[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'graders' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
