@@ -1,0 +1,195 @@
+"""The nbgrader preprocessors that make Checkpoint Lab's grading tamper-proof.
+
+- :class:`ReleaseStarter` (``generate_assignment``, in place of ClearSolutions): releases each
+  answer cell's own starter code (``checkpoint_lab.starter``), never
+  ``raise NotImplementedError()``, and strips the mark scheme from written answers.
+- :class:`GuardedExecute` (``autograde``, in place of Execute): runs the notebook in its kernel as
+  nbgrader does, except the autograded test cells (their outputs are replaced anyway), and
+  survives a kernel that dies (``os._exit``) or never finishes a cell (an infinite loop).
+- :class:`StartVerdicts` (before Execute) and :class:`WriteVerdicts` (after Execute and
+  LimitOutput, before SaveAutoGrades): take the student's code out of the notebook
+  (:func:`graders.checks.submission_from_notebook`), grade it in fresh processes outside the
+  student's kernel (:func:`graders.checks.grade_submission`, started before the kernel so both
+  run at once), and overwrite the outputs of every autograded test cell with the verdict, so
+  that nbgrader's own SaveAutoGrades scores what the code really earns.
+
+The configuration that wires them in is written by :mod:`graders.nbgrader_course`.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import traceback
+from typing import Any
+
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbformat import NotebookNode
+from nbgrader import utils
+from nbgrader.preprocessors import ClearSolutions, Execute, NbGraderPreprocessor
+from traitlets import Float
+
+from graders.nbgrader_grading import (
+    MISSING_CELL_MARK,
+    autograded_test_cells,
+    verdict_outputs,
+)
+
+__all__ = ["ReleaseStarter", "GuardedExecute", "StartVerdicts", "WriteVerdicts"]
+
+_VERDICTS = "checkpoint_lab_verdicts"
+_KERNEL_NOTE = "checkpoint_lab_kernel_note"
+_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="verdicts")
+
+MARK_SCHEME_BEGIN = "=== BEGIN MARK SCHEME ==="
+MARK_SCHEME_END = "=== END MARK SCHEME ==="
+
+
+class ReleaseStarter(ClearSolutions):
+    """ClearSolutions that releases each answer cell's starter code in place of its solution.
+
+    A code answer cell whose metadata holds ``checkpoint_lab.starter`` gets that code where its
+    ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` region was. A written answer (markdown) that
+    marks its mark scheme with ``=== BEGIN MARK SCHEME ===`` ... ``=== END MARK SCHEME ===`` and
+    no solution region keeps its other text and gets the text stub in place of the mark scheme.
+    The ``checkpoint_lab`` metadata never reaches the release.
+    """
+
+    def preprocess_cell(self, cell: NotebookNode, resources: dict, cell_index: int):
+        lab = cell.metadata.pop("checkpoint_lab", None) or {}
+        language = resources["language"]
+        saved_stub = self.code_stub
+        saved_delimiters = (self.begin_solution_delimeter, self.end_solution_delimeter)
+        try:
+            if cell.cell_type == "code" and "starter" in lab:
+                self.code_stub = {**saved_stub, language: str(lab["starter"])}
+            elif (cell.cell_type == "markdown" and utils.is_solution(cell)
+                  and MARK_SCHEME_BEGIN in cell.source
+                  and self.begin_solution_delimeter not in cell.source):
+                self.begin_solution_delimeter = MARK_SCHEME_BEGIN
+                self.end_solution_delimeter = MARK_SCHEME_END
+            return super().preprocess_cell(cell, resources, cell_index)
+        finally:
+            self.code_stub = saved_stub
+            self.begin_solution_delimeter, self.end_solution_delimeter = saved_delimiters
+
+
+def _error_output(ename: str, text: str) -> NotebookNode:
+    return NotebookNode(output_type="error", ename=ename, evalue=text, traceback=[text])
+
+
+class GuardedExecute(Execute):
+    """nbgrader's Execute, minus the autograded test cells, and safe from a broken kernel.
+
+    The autograded test cells are not run in the student's kernel: :class:`WriteVerdicts`
+    replaces their outputs with verdicts computed outside it. When the kernel dies (``os._exit``,
+    a crash) or a cell never finishes (even after an interrupt), the cells after it are not run
+    and say why; the notebook is still graded instead of dropped.
+    """
+
+    def preprocess(self, nb: NotebookNode, resources: Any = None, km: Any = None):
+        self._stopped: str | None = None
+        self._test_cells = {id(cell) for cell in autograded_test_cells(nb)}
+        return super().preprocess(nb, resources, km)
+
+    def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int):
+        if cell.cell_type != "code" or id(cell) in self._test_cells:
+            return cell, resources
+        if self._stopped:
+            cell.outputs = [_error_output("NotRun", f"Not run: {self._stopped}")]
+            return cell, resources
+        try:
+            cell, resources = super().preprocess_cell(cell, resources, index)
+        except DeadKernelError:
+            self._stop(resources, f"the kernel died while cell {index + 1} ran (os._exit, or a "
+                       "crash of the Python process).")
+            cell.outputs.append(_error_output("KernelDied", "The kernel died while this cell ran "
+                                              "(os._exit, or a crash of the Python process)."))
+        except CellTimeoutError:
+            self._stop(resources, f"cell {index + 1} was still running after {self.timeout} s "
+                       "and did not stop when interrupted (an infinite loop?).")
+            cell.outputs.append(_error_output(
+                "CellTimeoutError", f"This cell was still running after {self.timeout} s and "
+                "did not stop when interrupted (an infinite loop?)."))
+        else:
+            if any(o.get("ename") == "CellTimeoutError" for o in cell.get("outputs", [])):
+                self._stop(resources, f"cell {index + 1} was still running after "
+                           f"{self.timeout} s (an infinite loop?).")
+        return cell, resources
+
+    def _stop(self, resources: dict, why: str) -> None:
+        self._stopped = why
+        self.shutdown_kernel = "immediate"
+        resources[_KERNEL_NOTE] = why
+        self.log.warning("Stopped running the notebook: %s", why)
+
+
+def _notebook_name(resources: dict) -> str:
+    return resources["nbgrader"]["notebook"]
+
+
+def _grade(nb: NotebookNode, notebook: str, timeout: float | None) -> dict:
+    from graders.checks import grade_submission, submission_from_notebook
+
+    source = submission_from_notebook(nb, notebook=notebook)
+    kwargs = {} if timeout is None else {"timeout": timeout}
+    return grade_submission(source, notebook, include_hidden=True, **kwargs)
+
+
+class StartVerdicts(NbGraderPreprocessor):
+    """Start grading the student's code outside the kernel (put it before Execute)."""
+
+    timeout = Float(
+        None, allow_none=True,
+        help="Seconds a submission's crash matrix may take in all (None: graders.checks' own)",
+    ).tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict):
+        snapshot = NotebookNode(_copy(nb))
+        resources[_VERDICTS] = _POOL.submit(_grade, snapshot, _notebook_name(resources),
+                                            self.timeout)
+        return nb, resources
+
+
+def _copy(nb: NotebookNode) -> dict:
+    import json
+
+    return json.loads(json.dumps(nb))
+
+
+class WriteVerdicts(NbGraderPreprocessor):
+    """Overwrite every autograded test cell's outputs with its verdict (before SaveAutoGrades).
+
+    Uses the grading that :class:`StartVerdicts` started, or grades now if it did not run.
+    A passed check gets a stream output with the message; a failed one an error output with the
+    message and no traceback; partial credit adds an ``execute_result`` with the points earned,
+    which is how nbgrader's own ``determine_grade`` reads partial credit.
+    """
+
+    timeout = Float(
+        None, allow_none=True,
+        help="Seconds a submission's crash matrix may take in all (None: graders.checks' own)",
+    ).tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict):
+        notebook = _notebook_name(resources)
+        future = resources.pop(_VERDICTS, None)
+        results: dict | None = None
+        failure = None
+        try:
+            results = future.result() if future is not None else _grade(nb, notebook,
+                                                                          self.timeout)
+        except Exception as err:  # a grader bug must be loud, and must not drop the submission
+            failure = f"{type(err).__name__}: {err}"
+            self.log.error("The grader failed on %s: %s\n%s", notebook, failure,
+                           traceback.format_exc())
+        from graders.checks import CHECKS
+
+        for cell in autograded_test_cells(nb):
+            grade_id = cell.metadata["nbgrader"]["grade_id"]
+            points = float(cell.metadata["nbgrader"].get("points", 0))
+            restored = cell.source.lstrip().startswith(MISSING_CELL_MARK)
+            cell.outputs = verdict_outputs(
+                grade_id, points, None if results is None else results.get(grade_id),
+                check=CHECKS.get(grade_id), grader_failure=failure, restored=restored)
+            cell.execution_count = None
+        return nb, resources
