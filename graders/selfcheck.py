@@ -1,0 +1,152 @@
+"""The self-check table: check results as HTML in JupyterLab and as text everywhere else.
+
+Each check is a row (its id and title, pass or fail with the points, the message); under a failed
+check, each crash point that failed is a row of its own, with the checker's verdict. Hidden
+checks are listed as running when the work is graded. Used by the exercise notebooks'
+self-check cells (:func:`self_check`) and by ``checkpoint-lab check``.
+"""
+
+from __future__ import annotations
+
+import html
+import shutil
+import textwrap
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+__all__ = ["ResultTable", "Row", "self_check", "MAX_POINT_ROWS"]
+
+#: At most this many failed crash points are listed under one check.
+MAX_POINT_ROWS = 6
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the table: ``name`` is a check id, or a crash point id under its check."""
+
+    name: str
+    status: str
+    message: str
+    level: int = 0
+
+    @property
+    def passed(self) -> bool | None:
+        """True for a pass, False for a failure, None for a row that is neither."""
+        return {"PASS": True, "FAIL": False}.get(self.status.split()[0])
+
+
+class ResultTable:
+    """A table of `graders.checks.CheckResult` objects (and hidden checks not run here).
+
+    ``str(table)`` is the plain-text table; ``table._repr_html_()`` the HTML one that
+    JupyterLab shows. ``table.passed`` is True when every result passed.
+    """
+
+    def __init__(self, results: Iterable, *, hidden: Iterable = (), title: str | None = None):
+        self.results = list(results)
+        self.hidden = list(hidden)
+        self.title = title
+
+    @property
+    def passed(self) -> bool:
+        """Whether every check in the table passed."""
+        return all(r.passed for r in self.results)
+
+    @property
+    def points(self) -> tuple[float, int]:
+        """(points earned, points possible) over the results."""
+        return sum(r.points_earned for r in self.results), sum(r.points for r in self.results)
+
+    def rows(self) -> list[Row]:
+        """The table's rows, in order."""
+        rows = []
+        for result in self.results:
+            check = result.check
+            status = "PASS" if result.passed else "FAIL"
+            rows.append(Row(f"{check.id}: {check.title}",
+                            f"{status} {_num(result.points_earned)}/{check.points}",
+                            result.message))
+            if result.passed:
+                continue
+            failed = [v for v in result.verdicts if not v.passed and not v.skipped]
+            for verdict in failed[:MAX_POINT_ROWS]:
+                rows.append(Row(f"{verdict.scenario} / {verdict.point}", "FAIL", verdict.message,
+                                level=1))
+            if len(failed) > MAX_POINT_ROWS:
+                rows.append(Row("...", "", f"{len(failed) - MAX_POINT_ROWS} more crash points "
+                                "failed; fix the ones above first", level=1))
+        for check in self.hidden:
+            rows.append(Row(f"{check.id}: {check.title}", "when graded",
+                            f"Hidden check ({check.points} points): {check.description}."))
+        return rows
+
+    def summary(self) -> str:
+        """One line: how many checks passed, and the points."""
+        earned, possible = self.points
+        passed = sum(1 for r in self.results if r.passed)
+        text = (f"{passed} of {len(self.results)} checks passed, "
+                f"{_num(earned)} of {possible} points")
+        if self.hidden:
+            text += f"; {len(self.hidden)} hidden checks run when your work is graded"
+        return text + "."
+
+    def __str__(self) -> str:
+        width = max(60, min(110, shutil.get_terminal_size((100, 24)).columns))
+        name_w = min(38, max([len(r.name) + 2 * r.level for r in self.rows()] + [12]))
+        status_w = max([len(r.status) for r in self.rows()] + [6])
+        message_w = max(20, width - name_w - status_w - 4)
+        lines = [self.title] if self.title else []
+        header = f"{'check / crash point':<{name_w}}  {'result':<{status_w}}  message"
+        lines += [header, "-" * min(width, len(header) + message_w - 7)]
+        for row in self.rows():
+            names = textwrap.wrap(row.name, name_w - 2 * row.level) or [""]
+            messages = textwrap.wrap(row.message, message_w) or [""]
+            for i in range(max(len(names), len(messages))):
+                name = ("  " * row.level + names[i]) if i < len(names) else ""
+                status = row.status if i == 0 else ""
+                message = messages[i] if i < len(messages) else ""
+                lines.append(f"{name:<{name_w}}  {status:<{status_w}}  {message}".rstrip())
+        lines.append(self.summary())
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        colors = {True: "#1a7f37", False: "#cf222e", None: "#57606a"}
+        cell = "padding:4px 8px;border-bottom:1px solid #d0d7de;text-align:left;vertical-align:top"
+        parts = ['<div class="checkpoint-lab-selfcheck">']
+        if self.title:
+            parts.append(f"<p><strong>{html.escape(self.title)}</strong></p>")
+        parts.append('<table style="border-collapse:collapse">'
+                     f'<thead><tr><th style="{cell}">check / crash point</th>'
+                     f'<th style="{cell}">result</th><th style="{cell}">message</th></tr></thead>'
+                     "<tbody>")
+        for row in self.rows():
+            indent = "padding-left:28px;" if row.level else "font-weight:600;"
+            parts.append(
+                f'<tr><td style="{cell};{indent}"><code>{html.escape(row.name)}</code></td>'
+                f'<td style="{cell};color:{colors[row.passed]};font-weight:600;'
+                f'white-space:nowrap">{html.escape(row.status)}</td>'
+                f'<td style="{cell}">{html.escape(row.message)}</td></tr>')
+        parts.append(f"</tbody></table><p>{html.escape(self.summary())}</p></div>")
+        return "".join(parts)
+
+    def __repr__(self) -> str:
+        return f"<ResultTable: {self.summary()}>"
+
+
+def _num(value: float) -> str:
+    return f"{value:g}"
+
+
+def self_check(namespace: dict, notebook: str) -> ResultTable:
+    """Run every visible check of ``notebook`` on the live names in ``namespace``; a table.
+
+    In an exercise notebook: ``self_check(globals(), "02_two_latent_failures")`` as the last line
+    of a cell shows the table. The hidden checks are listed, not run.
+    """
+    from graders.checks import NOTEBOOKS, checks_for, evaluate_check
+
+    if notebook not in NOTEBOOKS:
+        raise ValueError(f"unknown exercise notebook {notebook!r}; one of {sorted(NOTEBOOKS)}")
+    results = [evaluate_check(c.id, namespace) for c in checks_for(notebook, include_hidden=False)]
+    hidden = [c for c in checks_for(notebook) if c.hidden]
+    return ResultTable(results, hidden=hidden, title=f"Self-check: {NOTEBOOKS[notebook]}")
