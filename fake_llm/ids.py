@@ -35,5 +35,12 @@ def message_id(scenario: str, turn: int) -> str:
 
 
 def canonical_json(value: object) -> str:
-    """``value`` as JSON with sorted keys and no spaces: equal values give equal strings."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """``value`` as JSON with sorted keys and no spaces: equal values give equal strings.
+
+    A value JSON cannot hold (a set, an object) gives its ``repr`` instead, which equals no
+    scenario's JSON, so it is refused as a mismatch rather than crashing the comparison.
+    """
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)

@@ -290,3 +290,9 @@ def test_errors_survive_pickling(sc, conv):
         error.expected,
         str(error),
     )
+
+
+def test_values_json_cannot_hold_are_refused_not_crashed_on(sc, conv):
+    conv[1]["content"][1]["input"]["period"] = {"last_quarter"}
+    error = refused(sc, conv[:3])
+    assert (error.rule, error.index) == ("script_mismatch", 1)

@@ -151,3 +151,10 @@ def test_tool_errors_survive_pickling(sc):
     error = refused(sc.executor(), "delete_tickets", {})
     again = pickle.loads(pickle.dumps(error))
     assert (again.tool, again.expected, str(again)) == (error.tool, error.expected, str(error))
+
+
+def test_an_input_with_values_json_cannot_hold(sc):
+    error = refused(
+        sc.executor(), "build_table", {"ticket_ids": {"T-1041"}, "group_by": "issue_type"}
+    )
+    assert "input.ticket_ids must be of type array, got set" in str(error)
