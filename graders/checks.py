@@ -42,6 +42,7 @@ __all__ = [
     "grade_submission",
     "submission_from_notebook",
     "checks_for",
+    "counts_against",
     "notebook_of",
 ]
 
@@ -85,6 +86,22 @@ WITHOUT = {
 ATOMIC_KINDS = ("torn_write", "killed_before_rename")
 SAVE_POINT_A_KINDS = ("killed_during_tool", "killed_during_model_call")
 
+#: The checker's problems (``Verdict.evidence["problems"]``) that come from how a save writes.
+WRITE_PROBLEMS = frozenset({"copy_over", "in_place_write", "partial_write", "invalid_json",
+                            "not_a_save", "deleted_before_rename"})
+#: The checker's problems that come from a missing or misplaced save point A.
+SAVE_POINT_A_PROBLEMS = frozenset({"no_save_point_a", "save_point_a_after_tool",
+                                   "pending_missing", "pending_mismatch", "pending_never_reset",
+                                   "pending_before_message", "pending_without_input",
+                                   "pending_incomplete"})
+_ATOMIC = dict(tolerates=SAVE_POINT_A_PROBLEMS, other="l2_save_point_a",
+               success="after every crash checkpoint.json was one complete save",
+               tolerated_words="that save point A is missing or wrong")
+_SAVE_POINT_A = dict(tolerates=WRITE_PROBLEMS, other="l2_atomic_save",
+                     success="after every crash checkpoint.json accounted for every tool that "
+                     "had run",
+                     tolerated_words="that a save is not atomic")
+
 #: How long the Level 1 answer cell may run in its fresh process, in seconds.
 ANSWER_CELL_TIMEOUT = 20.0
 
@@ -103,6 +120,9 @@ class Check:
         answer_cells: the grade_ids of the answer cells whose code it runs.
         scenario: the ``fake_llm`` scenario it runs on, if any.
         kinds: the crash point kinds it judges (``no_crash`` always counts too), if any.
+        tolerates: the checker's problems that belong to the other fix (see `counts_against`).
+        success: what a pass means, in words; other: the check that judges what it tolerates;
+        tolerated_words: what it tolerates, in words.
     """
 
     id: str
@@ -114,6 +134,10 @@ class Check:
     answer_cells: tuple[str, ...]
     scenario: str | None = None
     kinds: tuple[str, ...] = ()
+    tolerates: frozenset[str] = frozenset()
+    success: str = ""
+    other: str = ""
+    tolerated_words: str = ""
 
 
 CHECKS: dict[str, Check] = {
@@ -135,26 +159,26 @@ CHECKS: dict[str, Check] = {
             "l2_atomic_save", LEVEL2, "an atomic save", 3, False,
             "runs your code on support-tickets, tears every save part-way and kills the process "
             "just before every rename, and reads checkpoint.json after each crash",
-            ANSWER_CELLS[LEVEL2], VISIBLE_SCENARIO, ATOMIC_KINDS,
+            ANSWER_CELLS[LEVEL2], VISIBLE_SCENARIO, ATOMIC_KINDS, **_ATOMIC,
         ),
         Check(
             "l2_save_point_a", LEVEL2, "save point A", 3, False,
             "runs your code on support-tickets, kills the process while each tool runs and while "
             "each model call is in flight, and compares checkpoint.json with the tool ledger",
-            ANSWER_CELLS[LEVEL2], VISIBLE_SCENARIO, SAVE_POINT_A_KINDS,
+            ANSWER_CELLS[LEVEL2], VISIBLE_SCENARIO, SAVE_POINT_A_KINDS, **_SAVE_POINT_A,
         ),
         Check(
             "l2_atomic_save_hidden", LEVEL2, "an atomic save, on a longer task", 2, True,
             "runs the whole crash matrix for the save (torn writes, kills before each rename) on "
             "the longer long-migration scenario when your work is graded",
-            ANSWER_CELLS[LEVEL2], HIDDEN_SCENARIO, ATOMIC_KINDS,
+            ANSWER_CELLS[LEVEL2], HIDDEN_SCENARIO, ATOMIC_KINDS, **_ATOMIC,
         ),
         Check(
             "l2_save_point_a_hidden", LEVEL2, "save point A, on a longer task", 2, True,
             "runs the whole crash matrix for the save points (kills while each tool runs and "
             "while each model call is in flight) on the longer long-migration scenario when your "
             "work is graded",
-            ANSWER_CELLS[LEVEL2], HIDDEN_SCENARIO, SAVE_POINT_A_KINDS,
+            ANSWER_CELLS[LEVEL2], HIDDEN_SCENARIO, SAVE_POINT_A_KINDS, **_SAVE_POINT_A,
         ),
     )
 }
@@ -675,29 +699,47 @@ def _kind_of(verdict) -> str:
     return re.sub(r"_\d+$", "", re.sub(r"_save_\d+$", "", verdict.point))
 
 
+def counts_against(check_id: str, verdict) -> bool:
+    """Whether ``verdict`` fails check ``check_id``.
+
+    A failed verdict does not count against a check when every problem the checker found there
+    belongs to the other fix (``Check.tolerates``): a fix of only the save earns the atomic-save
+    points even though its torn writes also show that save point A is missing, and the other
+    way round. That is the partial credit per failure fixed.
+    """
+    if verdict.passed or getattr(verdict, "skipped", False):
+        return False
+    problems = set((verdict.evidence or {}).get("problems") or ())
+    return not problems or not problems <= CHECKS[check_id].tolerates
+
+
 def _judge_matrix(check: Check, verdicts: list) -> CheckResult:
     """Turn the verdicts of one scenario into this check's result."""
     mine = [v for v in verdicts if _kind_of(v) in (*check.kinds, "no_crash", "load")]
-    mine = [v for v in mine if not getattr(v, "skipped", False)]
     load = [v for v in mine if _kind_of(v) == "load"]
     if load:
         return _result(check.id, False, f"Could not run your code on {check.scenario}: "
                        f"{load[0].message}", load)
-    if not mine:
-        return _result(check.id, False, f"No crash point of this check could be run on "
-                       f"{check.scenario} here; the crash harness needs Linux or macOS.", verdicts)
+    skipped = [v for v in mine if getattr(v, "skipped", False)]
+    if skipped or not mine:
+        reason = skipped[0].message if skipped else "the crash harness ran no crash point"
+        return _result(check.id, False, f"Could not run this check here: {reason}", mine)
     crashes = [v for v in mine if _kind_of(v) != "no_crash"]
     kinds = " and ".join(_KIND_WORDS.get(k, k) for k in check.kinds)
     points = _plural(len(crashes), "crash point")
     done = f"Ran your code on {check.scenario} to the end and at {points} ({kinds})"
-    unfinished = [v for v in mine if _kind_of(v) == "no_crash" and not v.passed]
+    unfinished = [v for v in mine if _kind_of(v) == "no_crash" and counts_against(check.id, v)]
     if unfinished:
         return _result(check.id, False, f"Ran your code on {check.scenario} with no crash at all, "
                        f"and it did not get through: {unfinished[0].message}", mine)
-    failed = [v for v in mine if not v.passed]
+    failed = [v for v in mine if counts_against(check.id, v)]
     if not failed:
-        return _result(check.id, True, f"{done}: after every crash checkpoint.json was what resume "
-                       "needs.", mine)
+        other = [v for v in crashes if not v.passed]
+        note = ""
+        if other:
+            note = (f" At {_plural(len(other), 'crash point')} the checker also found "
+                    f"{check.tolerated_words}; the check {check.other} judges that.")
+        return _result(check.id, True, f"{done}: {check.success}.{note}", mine)
     first = failed[0]
     more = (f" ({_plural(len(failed) - 1, 'more crash point')} failed too)"
             if len(failed) > 1 else "")

@@ -59,6 +59,8 @@ class ResultTable:
 
     def rows(self) -> list[Row]:
         """The table's rows, in order."""
+        from graders.checks import counts_against
+
         rows = []
         for result in self.results:
             check = result.check
@@ -68,7 +70,7 @@ class ResultTable:
                             result.message))
             if result.passed:
                 continue
-            failed = [v for v in result.verdicts if not v.passed and not v.skipped]
+            failed = [v for v in result.verdicts if counts_against(check.id, v)]
             for verdict in failed[:MAX_POINT_ROWS]:
                 rows.append(Row(f"{verdict.scenario} / {verdict.point}", "FAIL", verdict.message,
                                 level=1))
