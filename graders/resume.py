@@ -142,6 +142,12 @@ class ResumeReport:
 
 def _load(checkpoint: Any, report: ResumeReport) -> dict | None:
     """Turn a dict, JSON text or a path into the checkpoint dict, or record why not."""
+    if checkpoint is None:
+        report.problems.append(Problem(None, (
+            "there is no checkpoint.json: nothing to resume from, so the task can only start "
+            "over from zero."
+        )))
+        return None
     if isinstance(checkpoint, dict):
         return copy.deepcopy(checkpoint)
     if isinstance(checkpoint, bytes):
@@ -169,7 +175,7 @@ def _load(checkpoint: Any, report: ResumeReport) -> dict | None:
         data = json.loads(checkpoint)
     except json.JSONDecodeError as err:
         report.problems.append(Problem(None, (
-            f"it is not valid JSON ({err.msg} at character {err.pos:,} of {len(checkpoint):,}): "
+            f"it is not valid JSON ({err.msg}, character {err.pos:,} of {len(checkpoint):,}): "
             "a torn write. The parse fails, and this file was the only copy of the scene, so the "
             "task can only start over from zero."
         )))
@@ -223,7 +229,8 @@ def resume(
 ) -> ResumeReport:
     """Resume the loop from ``checkpoint`` against ``scenario``'s fake model and tools.
 
-    ``checkpoint`` is a dict, the JSON text of checkpoint.json, or a path to it. Resume checks
+    ``checkpoint`` is a dict, the JSON text of checkpoint.json, or a path to it (``None``: there
+    is no checkpoint.json, as the harness reports a run that never saved). Resume checks
     the fields in the lesson's order, then runs the loop on (without saving): a pending tool
     call is run again (whether it had already run is Lesson 3's reconciliation), the loop stops
     at ``max_turns`` counted turns, and it notes the turn where ``tokensUsed`` first reaches

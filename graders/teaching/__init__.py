@@ -1,0 +1,18 @@
+"""Lesson support for Lesson 2: the logic behind every widget and demonstration, tested.
+
+- `graders.teaching.variants`: the four loops the crash timeline toggles between (real
+  submissions, put together from the starter and the reference), and a loop with no checkpoint.
+- `graders.teaching.timeline`: the crash timeline model, built by running the crash harness.
+- `graders.teaching.widgets`: the ipywidgets views (timeline, quizzes), each with a text fallback.
+- `graders.teaching.quiz`, `graders.teaching.quizzes`: quiz logic, and the lesson's questions.
+- `graders.teaching.checkpoint_view`: a checkpoint shown readably, chosen fields highlighted.
+- `graders.teaching.scene`: small helpers to describe one crash run.
+- `graders.teaching.cost`: what two saves per turn cost, measured, plotted and read.
+- `graders.teaching.deeper`: the Going deeper demonstrations (two writers, power loss).
+
+Submodules are imported on demand, so importing this package pulls in neither ipywidgets nor
+matplotlib.
+"""
+
+__all__ = ["variants", "timeline", "widgets", "quiz", "quizzes", "checkpoint_view", "scene",
+           "cost", "deeper"]

@@ -1,0 +1,58 @@
+"""Small helpers the lesson uses to talk about one crash run: what it left, what it did."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+
+from graders.observation import Observation
+
+__all__ = ["without", "describe_run", "ledger_lines", "ran_twice"]
+
+
+def without(checkpoint: Mapping, *fields: str) -> dict:
+    """A copy of ``checkpoint`` with ``fields`` taken out (the original is left alone)."""
+    copied = copy.deepcopy(dict(checkpoint))
+    unknown = [f for f in fields if f not in copied]
+    if unknown:
+        raise KeyError(f"the checkpoint has no field {unknown[0]!r}; it has {', '.join(copied)}")
+    for name in fields:
+        del copied[name]
+    return copied
+
+
+def ledger_lines(entries: Iterable) -> list[str]:
+    """One line per tool execution, from a harness ledger or a `ResumeReport.ledger`."""
+    lines = []
+    for number, entry in enumerate(entries, 1):
+        if isinstance(entry, Mapping):
+            name, finished = entry.get("name"), "result" in entry or "error" in entry
+        else:
+            name, finished = entry[0], True
+        lines.append(f"{number}. {name}" + ("" if finished else " (killed before it returned)"))
+    return lines
+
+
+def ran_twice(first_run: Iterable[Mapping], resumed: Iterable) -> list[str]:
+    """The tools that ran in the crashed run and ran again after resume (same name and input)."""
+    before = [(e.get("name"), e.get("input")) for e in first_run]
+    return [name for name, tool_input in resumed if (name, tool_input) in before]
+
+
+def describe_run(obs: Observation) -> str:
+    """What one crash run did and left on disk, in a few lines."""
+    lines = [f"Crash point: {obs.point} ({obs.detail})."]
+    if obs.checkpoint is None:
+        lines.append("On disk: no checkpoint.json.")
+    elif obs.parse_error:
+        lines.append(f"On disk: checkpoint.json, {obs.checkpoint_bytes:,} bytes, and it "
+                     f"{obs.parse_error}.")
+    else:
+        lines.append(f"On disk: checkpoint.json, {obs.checkpoint_bytes:,} bytes of valid JSON.")
+    if obs.files:
+        lines.append("Other files: " + ", ".join(f"{k} ({v} bytes)" for k, v in obs.files.items()))
+    lines.append(f"save_checkpoint was called {len(obs.saves)} times; the model "
+                 f"{obs.model_calls} times; the tools {obs.tool_calls} times.")
+    ledger = ledger_lines(obs.ledger)
+    lines.append("Ledger (tools that really ran): " + ("; ".join(ledger) if ledger else "none"))
+    return "\n".join(lines)

@@ -1,0 +1,233 @@
+"""The lesson's ipywidgets views: the crash timeline and the quizzes.
+
+Each view only puts on screen what a tested function computes (`graders.teaching.timeline`,
+`graders.teaching.quiz`); where no widget frontend exists it shows a plain-text fallback.
+Stable CSS classes, for the browser tests:
+
+- ``cl-timeline`` the timeline's container; ``cl-crash-point`` the slider of where the process
+  dies; ``cl-save-points`` the "B only" / "A and B" toggle; ``cl-write-mode`` the "in place" /
+  "temp + rename" toggle; ``cl-disk-view`` what is on disk ("no trace", "torn JSON", or the
+  checkpoint); ``cl-resume-view`` what resume concludes; ``cl-timeline-strip`` the row of moments.
+- ``cl-quiz`` one question; ``cl-quiz-choices`` its answers; ``cl-quiz-feedback`` the feedback.
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as widgets
+
+from graders.teaching._fallback import TextFallback
+from graders.teaching.checkpoint_view import CheckpointView
+from graders.teaching.quiz import Quiz
+from graders.teaching.quizzes import KNOWLEDGE_CHECK, QUIZZES
+from graders.teaching.timeline import Timeline, TimelineState, build_timeline
+from graders.teaching.variants import SAVE_POINTS, WRITE_MODES
+
+__all__ = [
+    "QuizView",
+    "KnowledgeCheck",
+    "TimelineView",
+    "show_quiz",
+    "show_knowledge_check",
+    "show_timeline",
+    "disk_html",
+    "resume_html",
+    "strip_html",
+]
+
+_KIND_COLOURS = {"no trace": "#d0d5dd", "torn JSON": "#f97066", "checkpoint": "#75e0a7"}
+
+
+class QuizView(TextFallback, widgets.VBox):
+    """One question: pick an answer, read why it is right or wrong, try again."""
+
+    def __init__(self, quiz: Quiz, **kwargs) -> None:
+        self.quiz = quiz
+        source = (f'<div style="color:#667085;font-size:85%">{html.escape(quiz.source)}</div>'
+                  if quiz.source else "")
+        self.question = widgets.HTML(f"<b>{html.escape(quiz.question)}</b>{source}")
+        self.choices = widgets.RadioButtons(
+            options=[(f"({letter}) {c.text}", i)
+                     for i, (letter, c) in enumerate(zip(quiz.letters, quiz.choices,
+                                                         strict=True))],
+            index=None,
+            layout=widgets.Layout(width="100%"),
+        )
+        self.choices.add_class("cl-quiz-choices")
+        self.feedback = widgets.HTML("<em>Choose an answer.</em>")
+        self.feedback.add_class("cl-quiz-feedback")
+        self.first_answer_correct: bool | None = None
+        self.choices.observe(self._on_choice, names="index")
+        super().__init__([self.question, self.choices, self.feedback], **kwargs)
+        self.add_class("cl-quiz")
+        self.add_class(f"cl-quiz-{quiz.id.replace('_', '-')}")
+
+    def _on_choice(self, change) -> None:
+        index = change["new"]
+        if index is None:
+            return
+        feedback = self.quiz.answer(index)
+        if self.first_answer_correct is None:
+            self.first_answer_correct = feedback.correct
+        self.feedback.value = feedback.to_html()
+
+    def choose(self, answer: int | str) -> None:
+        """Pick an answer (an index, a letter or its text), as a click would."""
+        self.choices.index = self.quiz.index_of(answer)
+
+    def fallback_text(self) -> str:
+        return self.quiz.to_text()
+
+
+class KnowledgeCheck(TextFallback, widgets.VBox):
+    """Several questions in a row, with a count of those answered right at the first try."""
+
+    def __init__(self, quiz_ids=KNOWLEDGE_CHECK, **kwargs) -> None:
+        self.views = [QuizView(QUIZZES[q]) for q in quiz_ids]
+        self.score = widgets.HTML()
+        self.score.add_class("cl-quiz-score")
+        for view in self.views:
+            view.choices.observe(lambda _change: self._update(), names="index")
+        self._update()
+        children = []
+        for number, view in enumerate(self.views, 1):
+            children += [widgets.HTML(f"<h4>Question {number}</h4>"), view]
+        super().__init__([*children, self.score], **kwargs)
+        self.add_class("cl-knowledge-check")
+
+    def _update(self) -> None:
+        answered = [v for v in self.views if v.first_answer_correct is not None]
+        right = sum(1 for v in answered if v.first_answer_correct)
+        self.score.value = (f"<b>Right at the first try: {right} of {len(answered)} answered "
+                            f"({len(self.views)} questions).</b>")
+
+    def fallback_text(self) -> str:
+        return "\n\n".join(f"Question {n}. {v.quiz.to_text()}"
+                           for n, v in enumerate(self.views, 1))
+
+
+def disk_html(state: TimelineState) -> str:
+    """The disk view of one timeline state: the headline, then the checkpoint or the torn bytes."""
+    disk = state.disk
+    slug = disk.kind.replace(" ", "-").lower()
+    parts = [f'<div class="cl-disk" data-disk="{slug}">',
+             f'<p><b>On disk:</b> <span class="cl-disk-headline">{html.escape(disk.headline)}'
+             "</span></p>"]
+    if disk.checkpoint is not None:
+        parts.append(CheckpointView(disk.checkpoint, highlight=disk.highlight,
+                                    notes=disk.notes)._repr_html_())
+    elif disk.text is not None:
+        tail = disk.text[-160:]
+        parts.append('<p>The last bytes of the file, where the write was cut off:</p>'
+                     f'<pre style="white-space:pre-wrap">...{html.escape(tail)}'
+                     '<span style="background:#f97066">&#9608; cut here</span></pre>')
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def resume_html(state: TimelineState) -> str:
+    """What resume concludes from that disk, in one paragraph."""
+    return f"<p><b>What resume concludes:</b> {html.escape(state.conclusion)}</p>"
+
+
+def strip_html(timeline: Timeline, index: int, save_points: str, write_mode: str) -> str:
+    """A row of the run's moments, coloured by what a crash there leaves, ``index`` outlined."""
+    cells = []
+    for moment in timeline.moments:
+        state = timeline.state(moment, save_points, write_mode)
+        colour = _KIND_COLOURS[state.disk.kind]
+        border = "3px solid #101828" if moment.index == index else "1px solid #98a2b3"
+        style = "opacity:0.45;" if not state.saves_here else ""
+        cells.append(
+            f'<div title="{html.escape(moment.label)}: {html.escape(state.disk.kind)}" '
+            f'style="flex:1;min-width:1.6em;height:1.6em;background:{colour};border:{border};'
+            f'{style}text-align:center;font-size:75%;line-height:1.6em">{moment.index + 1}</div>'
+        )
+    legend = " &nbsp; ".join(
+        f'<span style="background:{c};padding:0 0.4em">{html.escape(k)}</span>'
+        for k, c in _KIND_COLOURS.items())
+    return (f'<div style="display:flex;gap:2px">{"".join(cells)}</div>'
+            f'<div style="font-size:80%;margin-top:2px">{legend}</div>')
+
+
+class TimelineView(TextFallback, widgets.VBox):
+    """The crash timeline: where the process dies, which loop, and what is then on disk."""
+
+    def __init__(self, timeline: Timeline, *, moment: int | str = "tool_2",
+                 save_points: str = "B only", write_mode: str = "in place", **kwargs) -> None:
+        self.timeline = timeline
+        start = timeline.moment(moment)
+        self.crash_point = widgets.SelectionSlider(
+            options=[(f"{m.index + 1}. {m.label}", m.index) for m in timeline.moments],
+            value=start.index, description="Dies at:", continuous_update=True,
+            readout=False, layout=widgets.Layout(width="95%"),
+        )
+        self.crash_point.add_class("cl-crash-point")
+        self.moment_label = widgets.HTML()
+        self.save_points = widgets.ToggleButtons(options=list(SAVE_POINTS), value=save_points,
+                                                 description="Save points:")
+        self.save_points.add_class("cl-save-points")
+        self.write_mode = widgets.ToggleButtons(options=list(WRITE_MODES), value=write_mode,
+                                                description="Write mode:")
+        self.write_mode.add_class("cl-write-mode")
+        self.strip = widgets.HTML()
+        self.strip.add_class("cl-timeline-strip")
+        self.loop = widgets.HTML()
+        self.disk = widgets.HTML()
+        self.disk.add_class("cl-disk-view")
+        self.resume = widgets.HTML()
+        self.resume.add_class("cl-resume-view")
+        for control in (self.crash_point, self.save_points, self.write_mode):
+            control.observe(lambda _change: self.refresh(), names="value")
+        self.refresh()
+        title = widgets.HTML(
+            f"<b>Crash timeline of {html.escape(timeline.scenario)}</b>: every moment of a real "
+            "run. Pick where the process dies and which loop runs; each view below is what the "
+            "crash harness found on disk.")
+        super().__init__([title, self.strip, self.crash_point, self.moment_label,
+                          self.save_points, self.write_mode, self.loop, self.disk, self.resume],
+                         **kwargs)
+        self.add_class("cl-timeline")
+
+    @property
+    def current(self) -> TimelineState:
+        """The state on screen."""
+        return self.timeline.state(self.crash_point.value, self.save_points.value,
+                                   self.write_mode.value)
+
+    def refresh(self) -> None:
+        """Redraw the views from the toggles (called on every change)."""
+        state = self.current
+        self.moment_label.value = (f'<span class="cl-moment">Moment {state.moment.index + 1} of '
+                                   f"{len(self.timeline.moments)}: "
+                                   f"<b>{html.escape(state.moment.label)}</b></span>")
+        self.strip.value = strip_html(self.timeline, state.moment.index, state.save_points,
+                                      state.write_mode)
+        note = ("" if state.saves_here else
+                " This loop does not save at this moment: it goes straight on to run the tool.")
+        self.loop.value = (f"<p>Loop: <b>{html.escape(state.variant)}</b>; harness crash point "
+                           f"<code>{html.escape(state.point)}</code>.{html.escape(note)}</p>")
+        self.disk.value = disk_html(state)
+        self.resume.value = resume_html(state)
+
+    def fallback_text(self) -> str:
+        return (self.timeline.to_text() + "\n\n" + self.current.to_text()
+                + "\n\n(The interactive timeline needs JupyterLab with ipywidgets; here is its "
+                "table and the state it opens on. timeline.state(moment, save_points, "
+                "write_mode).to_text() shows any other.)")
+
+
+def show_quiz(quiz_id: str) -> QuizView:
+    """The quiz question ``quiz_id`` (a key of `QUIZZES`), ready to display."""
+    return QuizView(QUIZZES[quiz_id])
+
+
+def show_knowledge_check(quiz_ids=KNOWLEDGE_CHECK) -> KnowledgeCheck:
+    """The knowledge check: the source's question first, then the others."""
+    return KnowledgeCheck(quiz_ids)
+
+
+def show_timeline(timeline: Timeline | None = None, **kwargs) -> TimelineView:
+    """The crash timeline of ``support-tickets`` (built with `build_timeline` if not given)."""
+    return TimelineView(timeline or build_timeline(), **kwargs)

@@ -1,0 +1,146 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 2 · Part 4: going deeper
+#
+# *Beyond the source lesson.* Temp + rename, as [part 3](03_atomic_save.ipynb) built it, survives
+# a killed process. This part is about what it does not survive, and about what real systems
+# store. Nothing here is needed for the exercises; all of it matters in production.
+#
+# ## A killed process is not a power cut
+#
+# When a process is killed, the data it wrote is already in the operating system's page cache,
+# and the OS writes it to disk later, crash or no crash. That is why every crash in the harness
+# (SIGKILL, a torn write) behaves as the last part showed. A power cut takes the page cache with
+# it: whatever had not reached the disk is gone, and the file system may have recorded the
+# rename before the temp file's bytes. After a reboot, `checkpoint.json` can then be empty or
+# partial: the zero-length files many ext4 users found after crashes in 2009 were exactly this
+# pattern, and Pillai et al., "All File Systems Are Not Created Equal" (OSDI 2014), found such
+# ordering assumptions broken in widely used software.
+#
+# Two `fsync` calls close the gap:
+#
+# 1. `f.flush()` then `os.fsync(f.fileno())` on the temp file *before* the rename: its bytes are
+#    on the disk before any name points at them;
+# 2. an `fsync` of the directory *after* the rename: the rename itself is on the disk before the
+#    save returns (Linux `fsync(2)`: syncing a file does not sync the directory entry that names
+#    it).
+#
+# A test cannot pull the plug, so here is a small *model* of a disk after a power cut (not a real
+# one): a file's data written since its last fsync may be on disk fully, partly or not at all;
+# directory changes reach the disk in order, some prefix of them; an fsync of the directory
+# makes them all durable. For four ways of saving, what may `checkpoint.json` hold if the power
+# goes after each step?
+
+# %%
+from graders.teaching.deeper import power_loss_table
+
+print(power_loss_table())
+
+# %% [markdown]
+# Read it from the bottom: only the last program guarantees the new save once `save_checkpoint`
+# has returned. Without the directory fsync, the save is atomic (old or new, never torn) but
+# may be undone by a power cut. Without the file fsync, the rename can be durable before the
+# data, and the checkpoint is lost: the failure temp + rename was meant to prevent. The
+# reference does the first fsync and not the second; the directory fsync is POSIX-only
+# (`os.open(directory, os.O_RDONLY)` then `os.fsync`; Windows cannot open a directory that way).
+# It looks like this:
+
+# %%
+from IPython.display import Code
+
+Code('''import json, os, tempfile
+
+def save_checkpoint(state, path="checkpoint.json"):
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix="checkpoint.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(state, f)
+            f.flush()
+            os.fsync(f.fileno())          # the bytes are on disk before any name points at them
+        os.replace(tmp, path)             # atomic: old save or new save, never half of one
+    except BaseException:
+        os.remove(tmp)
+        raise
+    if hasattr(os, "O_DIRECTORY"):        # POSIX: make the rename itself durable
+        dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+''', language="python")
+
+# %% [markdown]
+# Each fsync costs real time on a real disk (milliseconds, or much more on a network file
+# system); [part 5](05_claude_code_and_what_checkpoints_cost.ipynb) measures what a save costs on
+# your machine.
+#
+# ## Unique temp names
+#
+# The source lesson's save writes `checkpoint.json.tmp`, one fixed name. If two writers ever
+# save at once (two threads, a restarted process while the old one is still alive), they share
+# that file. Here are two real saves, interleaved step by step as two processes might, first with
+# the fixed name, then with `tempfile.mkstemp`:
+
+# %%
+import tempfile
+
+from graders.teaching.deeper import two_writers
+
+with tempfile.TemporaryDirectory() as folder:
+    print(two_writers(folder, unique_names=False).to_text())
+    print()
+    print(two_writers(folder, unique_names=True).to_text())
+
+# %% [markdown]
+# With one name, B's `open(..., "w")` emptied the file A was halfway through, A went on writing
+# at its old offset, and A's rename put the mixture in place: here a file that even parses,
+# which is worse than torn JSON, because nothing notices. With unique names each save is whole.
+# Note what unique names do *not* fix: the later rename wins, even when it carries the older
+# state. One loop should own a checkpoint; if two processes might, take a lock.
+#
+# ## What real systems store
+#
+# Production systems that survive crashes keep the same six things, under other names, plus
+# identity for what is running. The `pendingToolUse` column is the one this lesson is about:
+# each system has a way to say "this step was started and its result is not recorded".
+#
+# | system | what plays `pendingToolUse` | what it stores beyond the six fields |
+# |---|---|---|
+# | LangGraph checkpointers | `pending_writes`, keyed by task | a thread id, the parent checkpoint's id, a format version `v` (our `version`) |
+# | Temporal | an ActivityTaskScheduled event with no completion event | the full event history; an activity id and attempt number |
+# | DBOS, Restate, Inngest | the first step with no recorded output | a workflow id; stable step ids |
+# | OpenAI Agents SDK `RunState` | the interruptions of the current step | `$schemaVersion` (our `version`); usage per response (our `tokensUsed`, finer) |
+# | Claude Code checkpoints | none: one checkpoint per user prompt, for `/rewind` | snapshots of your files: an undo feature, not crash recovery ([part 5](05_claude_code_and_what_checkpoints_cost.ipynb)) |
+#
+# Two differences from this lesson's `checkpoint.json` stand out. They give every run and every
+# step a stable id, so a resumed run can tell "step 7 already ran" from "a new step 7". And most
+# of them *append* (Temporal's event history, LangGraph's pending writes) instead of rewriting
+# the whole state at every save, for the reason part 5 measures.
+#
+# Also beyond the source: the Messages API allows several `tool_use` blocks in one assistant
+# message, and every one needs its `tool_result` in the next user message (the API answers 400
+# otherwise). A loop that allows parallel calls makes `pendingToolUse` a list and reconciles each
+# entry.
+#
+# ## Check yourself
+
+# %%
+from graders.teaching.widgets import show_quiz
+
+show_quiz("power_loss")
+
+# %% [markdown]
+# Next: [part 5, Claude Code's checkpoints and what checkpoints cost](05_claude_code_and_what_checkpoints_cost.ipynb).

@@ -1,0 +1,101 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 2 · Part 5: Claude Code's checkpoints, and what checkpoints cost
+#
+# Two saves per loop turn is one answer to "how often should a checkpoint be written?". This
+# part puts it next to a real product's answer, then measures what it costs.
+#
+# ## A checkpoint per user prompt
+#
+# Claude Code uses the word "checkpoint" too. Its documentation
+# ([Checkpointing, Claude Code Docs](https://code.claude.com/docs/en/checkpointing)) says that
+# "checkpointing automatically captures the state of your code before each user prompt", that
+# "every user prompt creates a new checkpoint", and that "Claude Code saves checkpoints with the
+# conversation, so you can still run /rewind after you resume a session".
+#
+# That serves a different situation. A Claude Code session has a person in it, who may stop at
+# any moment, try an approach, and decide to go back to before some message and try again: the
+# natural unit is "the user said something", and the checkpoint is for rewinding. The loop in
+# this lesson runs unattended: nobody is there to call a halt, the unit is "the loop went around
+# once", and the turn splits again into save points A and B, because a crash can land between
+# "the model named a tool" and "its result was recorded".
+#
+# | | Claude Code | this lesson's loop |
+# |---|---|---|
+# | who is there | a person, in the loop | nobody: an unattended task |
+# | when it saves | before each user prompt | twice per loop turn (A and B) |
+# | what it is for | rewinding a session (`/rewind`) | resuming after a crash |
+# | what plays `pendingToolUse` | nothing: prompts are the unit | `pendingToolUse`, written at A |
+#
+# Neither is the right granularity in general. How finely to cut checkpoints, and how often to
+# write them, depends on what they serve: both answer "when something goes wrong, where do we go
+# back to?".
+
+# %%
+from graders.teaching.widgets import show_quiz
+
+show_quiz("claude_code_unit")
+
+# %% [markdown]
+# ## Checkpoints aren't free
+#
+# Under this lesson's protocol, every loop turn writes the whole state to disk twice. For a
+# three-to-five-turn task that finishes normally, that is pure overhead: the files are never
+# read. Anthropic's advice in
+# [Building Effective AI Agents](https://www.anthropic.com/engineering/building-effective-agents)
+# applies: "you should consider adding complexity only when it demonstrably improves outcomes."
+# So measure it, on your own machine.
+#
+# The `large-results` scenario reads a day of web-server access logs per tool call, tens of kB
+# each. The measurement builds the state a correct loop holds on it, turn by turn, and times the
+# reference's atomic save (temp file, fsync, rename) at both save points of every turn. The
+# scenario has seven tool calls; the measurement goes on past them with the same seven results
+# again, as a task that reads as much each turn would. Expect about a second.
+
+# %%
+from IPython.display import Image
+
+from graders.teaching.cost import TOOL_LATENCY, figure_png, measure_save_cost, plot_save_cost
+from graders.teaching.cost import read_cost
+
+measurement = measure_save_cost(turns=21)
+Image(figure_png(plot_save_cost(measurement, tool_latency=TOOL_LATENCY)))
+
+# %%
+print(read_cost(measurement, tool_latency=TOOL_LATENCY))
+
+# %% [markdown]
+# ## Reading the plot
+#
+# - **Left, time per save** (log scale). Both save points cost about the same: each rewrites the
+#   whole state. The time climbs with the turn, because the state grows by one day of logs per
+#   turn. The dashed line is one tool call, taken as 300 ms (an assumption: fetching a day's log
+#   from a server; put in your own tool's latency with `tool_latency=`). As long as the two saves
+#   of a turn stay far below that line, the checkpoint is a small tax on each turn.
+# - **Right, bytes.** Each save writes the whole history, so the bytes per save (squares) grow in
+#   a straight line with the turns, and the bytes written in total (red) grow with the *square*
+#   of the turns: the dotted curve, c x turns², lies on top of it. Twice the turns, about four
+#   times the bytes, as the printed numbers show.
+#
+# When does it pay off? When a crash is expensive: a long task, tool calls that cost money or
+# change the world, a model bill for every turn redone. A few milliseconds per turn buys not
+# redoing minutes of work, and not running a side-effecting tool twice. When does it not? A task
+# of a few turns that finishes in seconds: starting over is cheaper than the code and the disk
+# writes. And on a very long task the square catches up: at hundreds of turns of large results,
+# each save rewrites megabytes. That is where real systems *append* each turn's new messages to
+# a log (Temporal's event history, LangGraph's pending writes, LevelDB's log) instead of
+# rewriting everything, and compaction (the context-engineering course) keeps the state small.
+#
+# Next: [part 6, the knowledge check and recap](06_knowledge_check_and_recap.ipynb).
