@@ -194,6 +194,8 @@ class CheckResult:
         points_earned: its points if it passed, else 0.
         message: what was done, what came back, what was expected, in the lesson's words.
         verdicts: the crash harness's verdicts behind it (`graders.Verdict`), if any.
+        summary: the message without the first failed crash point's verdict, for a table that
+            lists the failed crash points under it ("" when it is the whole message).
     """
 
     check_id: str
@@ -201,6 +203,7 @@ class CheckResult:
     points_earned: float
     message: str
     verdicts: list = field(default_factory=list)
+    summary: str = ""
 
     @property
     def check(self) -> Check:
@@ -220,6 +223,7 @@ class CheckResult:
             "points_earned": self.points_earned,
             "message": self.message,
             "verdicts": [_verdict_dict(v) for v in self.verdicts],
+            "summary": self.summary,
         }
 
     @classmethod
@@ -233,6 +237,7 @@ class CheckResult:
             points_earned=data["points_earned"],
             message=data["message"],
             verdicts=[Verdict.from_dict(v) for v in data.get("verdicts") or []],
+            summary=data.get("summary", ""),
         )
 
     def __str__(self) -> str:
@@ -501,14 +506,16 @@ def _judge_missing_fields(description: dict) -> tuple[bool, str]:
                    + ".")
 
 
-def _grade_missing_fields(code: str | None, problem: str | None) -> CheckResult:
+def _grade_missing_fields(code: str | None, problem: str | None,
+                          timeout: float | None = None) -> CheckResult:
     check_id = "l1_missing_fields"
     if code is None:
         return _result(check_id, False, f"Could not run this check: {problem}.")
     syntax = _syntax_problem(code, "the answer cell l1_missing_fields_answer")
     if syntax:
         return _result(check_id, False, syntax + ".")
-    return _result(check_id, *_judge_missing_fields(_evaluate_answer_cell(code)))
+    timeout = ANSWER_CELL_TIMEOUT if timeout is None else timeout
+    return _result(check_id, *_judge_missing_fields(_evaluate_answer_cell(code, timeout)))
 
 
 # -- Level 1: a save with all six fields ---------------------------------------------------------
@@ -631,7 +638,7 @@ def _grade_saves_all_six(submission, where: str, timeout: float | None) -> Check
         problems = _compare_fields(checkpoint, saves[-1])
         if problems:
             absent = [f for f in SIX_FIELDS if isinstance(checkpoint, dict) and f not in checkpoint]
-            why = "; ".join(f"without {f}, {WITHOUT[f]}" for f in absent[:2])
+            why = "; ".join(f"without {f}, {WITHOUT[f]}" for f in absent[-1:])
             return _result(check_id, False, f"{done}. After the full run checkpoint.json: "
                            + "; ".join(problems) + ". Expected all six fields as the loop held "
                            "them" + (f" ({why})." if why else "."))
@@ -743,8 +750,10 @@ def _judge_matrix(check: Check, verdicts: list) -> CheckResult:
     first = failed[0]
     more = (f" ({_plural(len(failed) - 1, 'more crash point')} failed too)"
             if len(failed) > 1 else "")
-    return _result(check.id, False, f"{done}; {len(failed)} of {len(crashes)} failed. At "
-                   f"{first.point}: {first.message}{more}", mine)
+    summary = f"{done}; {len(failed)} of {len(crashes)} failed."
+    result = _result(check.id, False, f"{summary} At {first.point}: {first.message}{more}", mine)
+    result.summary = summary
+    return result
 
 
 def _plural(count: int, word: str) -> str:
@@ -825,7 +834,7 @@ def grade_submission(source: str, notebook: str, *, include_hidden: bool = True,
             try:
                 code, problem = _cell_code(cells, source, check.answer_cells[0])
                 if check.id == "l1_missing_fields":
-                    results[check.id] = _grade_missing_fields(code, problem)
+                    results[check.id] = _grade_missing_fields(code, problem, timeout)
                 else:
                     results[check.id] = _grade_level1_save(code, problem, timeout)
             except Exception as exc:  # noqa: BLE001 - one check's fault must not stop the others

@@ -1,6 +1,6 @@
 """The self-check table: check results as HTML in JupyterLab and as text everywhere else.
 
-Each check is a row (its id and title, pass or fail with the points, the message); under a failed
+Each check is a row (its id, pass or fail with the points, its title and message); under a failed
 check, each crash point that failed is a row of its own, with the checker's verdict. Hidden
 checks are listed as running when the work is graded. Used by the exercise notebooks'
 self-check cells (:func:`self_check`) and by ``checkpoint-lab check``.
@@ -65,12 +65,11 @@ class ResultTable:
         for result in self.results:
             check = result.check
             status = "PASS" if result.passed else "FAIL"
-            rows.append(Row(f"{check.id}: {check.title}",
-                            f"{status} {_num(result.points_earned)}/{check.points}",
-                            result.message))
-            if result.passed:
-                continue
-            failed = [v for v in result.verdicts if counts_against(check.id, v)]
+            failed = [] if result.passed else [
+                v for v in result.verdicts if counts_against(check.id, v)]
+            message = (result.summary or result.message) if failed else result.message
+            rows.append(Row(check.id, f"{status} {_num(result.points_earned)}/{check.points}",
+                            f"{check.title[0].upper()}{check.title[1:]}. {message}"))
             for verdict in failed[:MAX_POINT_ROWS]:
                 rows.append(Row(f"{verdict.scenario} / {verdict.point}", "FAIL", verdict.message,
                                 level=1))
@@ -78,8 +77,9 @@ class ResultTable:
                 rows.append(Row("...", "", f"{len(failed) - MAX_POINT_ROWS} more crash points "
                                 "failed; fix the ones above first", level=1))
         for check in self.hidden:
-            rows.append(Row(f"{check.id}: {check.title}", "when graded",
-                            f"Hidden check ({check.points} points): {check.description}."))
+            rows.append(Row(check.id, "when graded",
+                            f"{check.title[0].upper()}{check.title[1:]}. Hidden check "
+                            f"({check.points} points): it {check.description}."))
         return rows
 
     def summary(self) -> str:
@@ -94,7 +94,7 @@ class ResultTable:
 
     def __str__(self) -> str:
         width = max(60, min(110, shutil.get_terminal_size((100, 24)).columns))
-        name_w = min(38, max([len(r.name) + 2 * r.level for r in self.rows()] + [12]))
+        name_w = min(38, max([len(r.name) + 2 * r.level for r in self.rows()] + [19]))
         status_w = max([len(r.status) for r in self.rows()] + [6])
         message_w = max(20, width - name_w - status_w - 4)
         lines = [self.title] if self.title else []
