@@ -150,7 +150,7 @@ CHECKS: dict[str, Check] = {
             ("l1_missing_fields_answer",),
         ),
         Check(
-            "l1_saves_all_six", LEVEL1, "save_checkpoint saves all six fields", 3, False,
+            "l1_saves_all_six", LEVEL1, "all six fields saved", 3, False,
             "runs your save_checkpoint with the lesson's loop on support-tickets, to the end and "
             "killed while a tool runs, and reads the six fields back from checkpoint.json",
             ("l1_save_checkpoint",), VISIBLE_SCENARIO,
@@ -249,6 +249,13 @@ class CheckResult:
         from graders.selfcheck import ResultTable
 
         return ResultTable([self])._repr_html_()
+
+    def _repr_pretty_(self, printer, cycle: bool) -> None:
+        printer.text(str(self))
+
+    def __repr__(self) -> str:
+        status = "PASS" if self.passed else "FAIL"
+        return f"<CheckResult {self.check_id} {status} {self.points_earned:g}/{self.points}>"
 
 
 def _verdict_dict(verdict) -> dict:

@@ -131,6 +131,9 @@ class ResultTable:
         parts.append(f"</tbody></table><p>{html.escape(self.summary())}</p></div>")
         return "".join(parts)
 
+    def _repr_pretty_(self, printer, cycle: bool) -> None:
+        printer.text(str(self))
+
     def __repr__(self) -> str:
         return f"<ResultTable: {self.summary()}>"
 

@@ -141,7 +141,7 @@ for point in crash_points(Submission.from_functions(run_agent, save_checkpoint),
 POINT = "torn_write_save_2"
 
 seen = run_point(Submission.from_functions(run_agent, save_checkpoint), "support-tickets", POINT)
-print(f"At {POINT} the run {seen.detail}.")
+print(f"At {POINT} the run ended: {seen.detail}.")
 print("Tools that ran:", ", ".join(entry["name"] for entry in seen.ledger) or "none")
 if not seen.checkpoint:
     print("It left no checkpoint.json, or an empty one: nothing to resume from.")

@@ -1,0 +1,221 @@
+"""The authored exercises: their cells, grade_ids, points and code agree with graders.checks.
+
+The last tests execute both exercise notebooks in a real kernel, once as students receive them
+(the starter in every answer cell) and once with the reference answers.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+
+from graders.checks import ANSWER_CELLS, CHECKS, NOTEBOOKS
+from tests.conftest import ROOT
+
+SRC = ROOT / "exercises" / "src"
+AUTHORED = {name: SRC / f"{name}.py" for name in NOTEBOOKS}
+#: Points of the manually graded written answers.
+MANUAL = {"01_incomplete_checkpoint": {"l1_where_resume_falls_over": 5},
+          "02_two_latent_failures": {"l2_name_the_failures": 4}}
+
+
+def cells(name: str) -> list:
+    return jupytext.read(AUTHORED[name], fmt="py:percent").cells
+
+
+def meta(cell) -> dict:
+    return cell.metadata.get("nbgrader", {})
+
+
+def notebook_variant(name: str, variant: str):
+    """The notebook built from the authored file with the ``starter`` or ``reference`` answers.
+
+    ``starter`` is what a student receives (the starter code in each answer cell, an empty
+    written answer); ``reference`` has the solutions in the answer cells.
+    """
+    from graders.nbgrader_build import build_source_notebook
+
+    nb = build_source_notebook(AUTHORED[name])
+    for cell in nb.cells:
+        info = meta(cell)
+        if not info.get("solution"):
+            continue
+        if cell.cell_type == "code":
+            if variant == "starter":
+                cell.source = cell.metadata["checkpoint_lab"]["starter"]
+            else:
+                cell.source = "\n".join(line for line in cell.source.splitlines()
+                                        if "BEGIN SOLUTION" not in line
+                                        and "END SOLUTION" not in line)
+        elif variant == "starter":
+            cell.source = "YOUR ANSWER HERE"
+    return nb
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_authored_file_parses_and_every_cell_has_a_unique_grade_id(name):
+    ids = [meta(c).get("grade_id") for c in cells(name)]
+    assert all(ids), f"{name}: a cell without nbgrader metadata or grade_id"
+    assert len(ids) == len(set(ids)), f"{name}: grade_ids used twice: " + str(
+        sorted({i for i in ids if ids.count(i) > 1}))
+    prefix = "l1_" if name.startswith("01") else "l2_"
+    assert all(i.startswith(prefix) for i in ids)
+    for cell in cells(name):
+        info = meta(cell)
+        assert info.get("schema_version") == 3
+        if not info.get("solution"):
+            assert info.get("locked"), f"{info['grade_id']} is neither an answer nor locked"
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_test_cells_are_exactly_the_checks_with_their_points(name):
+    tests = {meta(c)["grade_id"]: meta(c) for c in cells(name)
+             if meta(c).get("grade") and not meta(c).get("solution")}
+    checks = {c.id: c for c in CHECKS.values() if c.notebook == name}
+    assert set(tests) == set(checks)
+    for grade_id, info in tests.items():
+        assert info["locked"] and info["points"] == checks[grade_id].points, grade_id
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_test_cells_run_their_own_check_and_hidden_ones_say_so(name):
+    for cell in cells(name):
+        info = meta(cell)
+        if not info.get("grade") or info.get("solution"):
+            continue
+        assert cell.cell_type == "code"
+        assert f'run_check("{info["grade_id"]}", globals())' in cell.source
+        hidden = CHECKS[info["grade_id"]].hidden
+        assert cell.source.startswith("# Hidden check:") == hidden, info["grade_id"]
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_answer_and_written_cells(name):
+    by_id = {meta(c)["grade_id"]: c for c in cells(name)}
+    for grade_id in ANSWER_CELLS[name]:
+        cell = by_id[grade_id]
+        assert cell.cell_type == "code" and meta(cell)["solution"] and not meta(cell)["grade"]
+        lab = cell.metadata["checkpoint_lab"]
+        assert {"solution_from", "starter_from"} <= set(lab)
+    for grade_id, points in MANUAL[name].items():
+        cell = by_id[grade_id]
+        info = meta(cell)
+        assert cell.cell_type == "markdown" and info["solution"] and info["grade"]
+        assert info["points"] == points
+        assert re.search(r"### BEGIN SOLUTION\n\*\*Mark scheme\*\*.*### END SOLUTION$",
+                         cell.source, re.S), f"{grade_id} needs its mark scheme in the region"
+    solutions = {meta(c)["grade_id"] for c in cells(name) if meta(c).get("solution")}
+    assert solutions == set(ANSWER_CELLS[name]) | set(MANUAL[name])
+    for cell in cells(name):
+        if not meta(cell).get("solution"):
+            assert "BEGIN SOLUTION" not in cell.source and "END SOLUTION" not in cell.source
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_point_totals(name):
+    total = sum(meta(c).get("points", 0) for c in cells(name) if meta(c).get("grade"))
+    auto = sum(c.points for c in CHECKS.values() if c.notebook == name)
+    assert total == auto + sum(MANUAL[name].values())
+    assert total == {"01_incomplete_checkpoint": 10, "02_two_latent_failures": 14}[name]
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_answer_cells_name_code_that_exists(name):
+    from graders.nbgrader_build import extract_code
+
+    wanted = {"l1_missing_fields_answer": {"MISSING_FIELDS"},
+              "l1_save_checkpoint": {"save_checkpoint"},
+              "l2_save_checkpoint": {"save_checkpoint"}, "l2_run_agent": {"run_agent"}}
+    for cell in cells(name):
+        lab = cell.metadata.get("checkpoint_lab")
+        if not lab:
+            continue
+        for key in ("solution_from", "starter_from"):
+            path = lab[key].partition(":")[0]
+            assert (ROOT / path).is_file(), f"{lab[key]}: no such file"
+            code = extract_code(lab[key])
+            tree = ast.parse(code)
+            top = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+            top |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets}
+            assert wanted[meta(cell)["grade_id"]] <= top, (lab[key], top)
+            assert not {"run_agent", "save_checkpoint"} - wanted[meta(cell)["grade_id"]] & top, (
+                f"{lab[key]}: each function belongs at the top of its own answer cell")
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_code_cells_compile_and_paths_named_in_the_text_exist(name):
+    for cell in cells(name):
+        if cell.cell_type == "code":
+            compile(cell.source, meta(cell)["grade_id"], "exec")
+        for path in re.findall(r"`((?:solutions|exercises|tests)/[\w./]+)`", cell.source):
+            assert (ROOT / path).exists(), f"{meta(cell)['grade_id']} names {path}"
+        for notebook in re.findall(r"`(\d\d_\w+)\.ipynb`", cell.source):
+            assert notebook in NOTEBOOKS
+    selfcheck = next(c for c in cells(name) if meta(c)["grade_id"].endswith("_self_check"))
+    assert f'self_check(globals(), "{name}")' in selfcheck.source
+
+
+def _without_docstring(function: ast.FunctionDef) -> str:
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    return ast.dump(ast.Module(body=body, type_ignores=[]))
+
+
+def test_level1_loop_is_the_reference_loop():
+    loop = next(c for c in cells("01_incomplete_checkpoint") if meta(c)["grade_id"] == "l1_loop")
+    mine = next(n for n in ast.parse(loop.source).body if isinstance(n, ast.FunctionDef))
+    text = (ROOT / "solutions" / "level2_reference.py").read_text()
+    reference = next(n for n in ast.parse(text).body
+                     if isinstance(n, ast.FunctionDef) and n.name == "run_agent")
+    assert _without_docstring(mine) == _without_docstring(reference), (
+        "the Level 1 notebook's loop must be solutions/level2_reference.py's run_agent, which "
+        "grading runs the student's save with")
+
+
+# -- the notebooks, executed in a real kernel -----------------------------------------------------
+
+def _run(nb, tmp_path: Path):
+    from nbclient import NotebookClient
+
+    NotebookClient(nb, timeout=120, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    return nb
+
+
+def _text(output) -> str:
+    if output.get("output_type") == "stream":
+        return output["text"]
+    data = output.get("data", {})
+    return data.get("text/html") or data.get("text/plain", "")
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+@pytest.mark.parametrize("variant", ["starter", "reference"])
+def test_notebook_runs_top_to_bottom_in_a_kernel(name, variant, tmp_path):
+    nb = _run(notebook_variant(name, variant), tmp_path)
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        grade_id = meta(cell)["grade_id"]
+        errors = [o for o in cell.outputs if o["output_type"] == "error"]
+        assert not errors, f"{grade_id}: {errors[0]['ename']}: {errors[0]['evalue']}"
+        stderr = [o["text"] for o in cell.outputs
+                  if o["output_type"] == "stream" and o["name"] == "stderr"]
+        assert not stderr, f"{grade_id} wrote to stderr (nbgrader zeroes such a test cell): {stderr}"
+        if meta(cell).get("grade") and not CHECKS[grade_id].hidden:
+            shown = " ".join(_text(o) for o in cell.outputs)
+            want = "PASS" if variant == "reference" else "FAIL"
+            assert f"{want} " in shown, f"{grade_id} ({variant}) showed: {shown[:500]}"
+    table = " ".join(_text(o) for c in nb.cells if meta(c)["grade_id"].endswith("_self_check")
+                     for o in c.outputs)
+    checks = [c for c in CHECKS.values() if c.notebook == name and not c.hidden]
+    passed = sum(c.points for c in checks) if variant == "reference" else 0
+    assert f"of {len(checks)} checks passed, {passed} of {sum(c.points for c in checks)} points" \
+        in table, table[-400:]
+    assert nbformat.validate(nb) is None
