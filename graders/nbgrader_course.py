@@ -71,7 +71,8 @@ c.GenerateAssignment.preprocessors = {generate}
 c.Autograde.sanitize_preprocessors = {sanitize}
 c.Autograde.autograde_preprocessors = {autograde}
 
-# A deleted test cell is put back by nbgrader and graded on the student's code.
+# A deleted test cell is put back (RestoreTestCells, an OverwriteCells that does not trip over
+# nbgrader 0.9.6's KeyError) and graded on the student's code.
 c.OverwriteCells.add_missing_cells = True
 # One cell may run {timeout} s in the student's kernel; then it is interrupted.
 c.Execute.timeout = {timeout}
@@ -91,7 +92,7 @@ def config_text(cell_timeout: int = CELL_TIMEOUT) -> str:
                 _NB + "ComputeChecksums", _NB + "SaveCells", _NB + "ClearHiddenTests",
                 _NB + "ClearMarkScheme", _NB + "ComputeChecksums", _NB + "CheckCellMetadata"]
     sanitize = [_NB + "ClearOutput", _NB + "DeduplicateIds", _NB + "OverwriteKernelspec",
-                _NB + "OverwriteCells", _NB + "CheckCellMetadata"]
+                _OURS + "RestoreTestCells", _NB + "CheckCellMetadata"]
     autograde = [_OURS + "StartVerdicts", _OURS + "GuardedExecute", _NB + "IgnorePattern",
                  "nbconvert.preprocessors.ClearMetadataPreprocessor", _NB + "LimitOutput",
                  _OURS + "WriteVerdicts", _NB + "SaveAutoGrades", _NB + "AssignLatePenalties",
@@ -198,20 +199,21 @@ def add_students(course: Course, students: Iterable[str]) -> list[str]:
 
 
 def build_course(root: Path, *, sources: list[Path] | None = None, repo: Path = ROOT,
-                 students: Iterable[str] = ()) -> Course:
+                 students: Iterable[str] = (), cell_timeout: int = CELL_TIMEOUT) -> Course:
     """Build (or rebuild) the Lesson 2 course in ``root`` and return it.
 
     ``sources`` are the authored exercise files (default: ``exercises/src/NN_*.py``), their
     ``solution_from`` / ``starter_from`` paths relative to ``repo``. Existing
     submissions, autograded notebooks and grades in ``root`` are kept; the config, the source
-    notebooks and the release are rewritten.
+    notebooks and the release are rewritten. ``cell_timeout`` is how long one cell may run in
+    the student's kernel at autograde time, in seconds.
     """
     sources = authored_sources(SOURCES_DIR) if sources is None else list(sources)
     if not sources:
         raise BuildError(f"no authored exercises (NN_name.py) in {SOURCES_DIR}")
     course = Course(Path(root).resolve())
     course.root.mkdir(parents=True, exist_ok=True)
-    course.config_path.write_text(config_text(), encoding="utf-8")
+    course.config_path.write_text(config_text(cell_timeout), encoding="utf-8")
     notebooks = {Path(s).stem: build_source_notebook(Path(s), repo) for s in sources}
     if course.source_dir.exists():
         shutil.rmtree(course.source_dir)

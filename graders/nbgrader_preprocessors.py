@@ -25,7 +25,7 @@ from typing import Any
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
 from nbgrader import utils
-from nbgrader.preprocessors import ClearSolutions, Execute, NbGraderPreprocessor
+from nbgrader.preprocessors import ClearSolutions, Execute, NbGraderPreprocessor, OverwriteCells
 from traitlets import Float
 
 from graders.nbgrader_grading import (
@@ -34,7 +34,8 @@ from graders.nbgrader_grading import (
     verdict_outputs,
 )
 
-__all__ = ["ReleaseStarter", "GuardedExecute", "StartVerdicts", "WriteVerdicts"]
+__all__ = ["ReleaseStarter", "RestoreTestCells", "GuardedExecute", "StartVerdicts",
+           "WriteVerdicts"]
 
 _VERDICTS = "checkpoint_lab_verdicts"
 _KERNEL_NOTE = "checkpoint_lab_kernel_note"
@@ -71,6 +72,39 @@ class ReleaseStarter(ClearSolutions):
         finally:
             self.code_stub = saved_stub
             self.begin_solution_delimeter, self.end_solution_delimeter = saved_delimiters
+
+
+class RestoreTestCells(OverwriteCells):
+    """OverwriteCells that puts a deleted test cell back where it was, whatever came before it.
+
+    nbgrader 0.9.6's own ``add_missing_grade_cells`` raises KeyError (and autograde drops the
+    submission) when the cell before the deleted one is not a grade or solution cell, which is
+    the usual case in our notebooks. Here the cell goes back after the nearest earlier cell of the
+    source notebook that the submission still has, or first when there is none.
+    """
+
+    def add_missing_grade_cells(self, nb: NotebookNode, resources: dict):
+        source_nb = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
+        source_ids = [cell.name for cell in source_nb.source_cells]
+        source_by_id = {cell.name: cell for cell in source_nb.source_cells}
+        solution_ids = {cell.name for cell in source_nb.solution_cells}
+        for grade_cell in source_nb.grade_cells:
+            present = [cell.metadata.get("nbgrader", {}).get("grade_id") for cell in nb.cells]
+            if grade_cell.name in present:
+                continue
+            self.log.warning("Missing grade cell %s encountered, adding to notebook",
+                             grade_cell.name)
+            cell = self.missing_cell_transform(source_by_id[grade_cell.name],
+                                               grade_cell.max_score,
+                                               is_solution=grade_cell.name in solution_ids)
+            earlier = source_ids[:source_ids.index(grade_cell.name)]
+            position = 0
+            for grade_id in reversed(earlier):
+                if grade_id in present:
+                    position = present.index(grade_id) + 1
+                    break
+            nb.cells.insert(position, cell)
+        return nb, resources
 
 
 def _error_output(ename: str, text: str) -> NotebookNode:
