@@ -1,0 +1,104 @@
+"""``checkpoint-lab grade``: bad input gets one clear line; odd submissions never stop a batch.
+
+The grading itself, end to end, is in test_nbgrader_pipeline.py.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graders.cli import main
+from tests.fixtures.notebooks.course_cache import shared_course
+
+
+@pytest.fixture(scope="module")
+def course():
+    return shared_course()
+
+
+def _grade(capsys, *args: str) -> tuple[int, str, str]:
+    status = main(["grade", *args])
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def test_help_names_the_layout():
+    proc = subprocess.run([sys.executable, "-m", "graders.cli", "grade", "--help"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0
+    assert "SUBMISSIONS/<student>/<notebook>.ipynb" in proc.stdout
+    assert "--course" in proc.stdout and "--csv" in proc.stdout
+
+
+def _one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+@pytest.mark.nbgrader
+def test_a_missing_submissions_folder(course, tmp_path, capsys):
+    status, _, err = _grade(capsys, str(tmp_path / "nope"), "--course", str(course.root),
+                            "--csv", str(tmp_path / "s.csv"))
+    assert status == 2 and "no folder" in _one_line(err)
+    assert not (tmp_path / "s.csv").exists()
+
+
+@pytest.mark.nbgrader
+def test_notebooks_not_in_student_folders(course, tmp_path, capsys):
+    (tmp_path / "subs").mkdir()
+    (tmp_path / "subs" / "02_two_latent_failures.ipynb").write_text("{}")
+    status, _, err = _grade(capsys, str(tmp_path / "subs"), "--course", str(course.root),
+                            "--csv", str(tmp_path / "s.csv"))
+    assert status == 2 and "folder of their own" in _one_line(err)
+
+
+@pytest.mark.nbgrader
+def test_no_student_folders(course, tmp_path, capsys):
+    (tmp_path / "subs").mkdir()
+    (tmp_path / "subs" / "readme.txt").write_text("hi")
+    status, _, err = _grade(capsys, str(tmp_path / "subs"), "--course", str(course.root),
+                            "--csv", str(tmp_path / "s.csv"))
+    assert status == 2 and "no student folders" in _one_line(err)
+
+
+def test_a_folder_that_is_not_a_course(tmp_path, capsys):
+    (tmp_path / "subs" / "ann").mkdir(parents=True)
+    status, _, err = _grade(capsys, str(tmp_path / "subs"), "--course", str(tmp_path),
+                            "--csv", str(tmp_path / "s.csv"))
+    assert status == 2 and "checkpoint-lab course" in _one_line(err)
+
+
+@pytest.mark.nbgrader
+def test_unknown_notebook_and_not_json_are_reported_and_recorded(course, tmp_path, capsys):
+    subs = tmp_path / "subs"
+    (subs / "cli_unknown").mkdir(parents=True)
+    (subs / "cli_unknown" / "homework.ipynb").write_text(json.dumps({"cells": []}))
+    (subs / "cli_garbage").mkdir()
+    (subs / "cli_garbage" / "02_two_latent_failures.ipynb").write_bytes(b"\x89PNG\r\n")
+    status, out, err = _grade(capsys, str(subs), "--course", str(course.root),
+                              "--csv", str(tmp_path / "s.csv"), "--quiet")
+    assert status == 0, err
+    assert "cli_unknown/homework.ipynb is not a notebook of lesson2" in err
+    assert "cli_garbage/02_two_latent_failures.ipynb: it is not a notebook" in err
+    with open(tmp_path / "s.csv", newline="") as f:
+        rows = {row["student"]: row for row in csv.DictReader(f)}
+    assert rows["cli_unknown"]["autograded_score"] == "0"
+    assert rows["cli_garbage"]["l2_atomic_save"] == "0"
+    assert (subs / "cli_garbage" / "02_two_latent_failures.ipynb").read_bytes() == b"\x89PNG\r\n"
+
+
+def test_bad_jobs_and_csv_paths(tmp_path, capsys):
+    status, _, err = _grade(capsys, str(tmp_path), "--course", str(tmp_path), "--csv",
+                            str(tmp_path / "no" / "such" / "dir.csv"))
+    assert status == 2
+    _one_line(err)
+    status, _, err = _grade(capsys, str(tmp_path), "--course", str(tmp_path), "--csv",
+                            str(Path(tmp_path) / "s.csv"), "--jobs", "0")
+    assert status == 2 and "--jobs" in _one_line(err)
