@@ -18,7 +18,6 @@ import select
 import signal
 import sys
 import time
-import traceback
 
 # Bound now, before any submission code runs, so a submission that patches ``os``, ``json`` or
 # ``signal`` in the runner cannot change what the harness does.
@@ -41,8 +40,11 @@ _abspath = os.path.abspath
 _dirname = os.path.dirname
 _basename = os.path.basename
 _dumps = json.dumps
+_loads = json.loads
 _monotonic = time.monotonic
 _sleep = time.sleep
+_signal = signal.signal
+_addaudithook = sys.addaudithook
 _SIGKILL = signal.SIGKILL
 _pidfd_open = getattr(os, "pidfd_open", None)
 try:
@@ -70,7 +72,7 @@ _MODE_WRITE = set("wax+")
 
 def _jsonable(value):
     try:
-        return json.loads(_dumps(value, default=repr))
+        return _loads(_dumps(value, default=repr))
     except Exception:  # noqa: BLE001 - a student value we only describe
         return repr(value)
 
@@ -81,6 +83,8 @@ def summarize_exception(exc: BaseException, filenames, source_lines=None) -> dic
     ``filenames`` are the file names the submission's code objects carry; ``source_lines``, if
     given, maps a file name to its lines (for sources that exist only in memory).
     """
+    import traceback  # only when something went wrong: it is slow to import
+
     frames = traceback.extract_tb(exc.__traceback__)
     theirs = [f for f in frames if f.filename in filenames]
     summary = {"type": type(exc).__name__, "message": str(exc)[:1000]}
@@ -337,15 +341,16 @@ def _redirect_output(hdir: str) -> None:
 
 
 def _child(namespace: dict, scenario, plan: dict, cwd: str, hdir: str, filenames,
-           source_lines, close_fds, functions) -> None:
+           source_lines, close_fds, functions, own_group) -> None:
     """The body of a forked child. Never returns."""
     code = 3
     recorder = None
     try:
-        try:
-            _setpgid(0, 0)
-        except OSError:
-            pass
+        if own_group:
+            try:
+                _setpgid(0, 0)
+            except OSError:
+                pass
         for fd in close_fds:
             try:
                 _close(fd)
@@ -353,15 +358,15 @@ def _child(namespace: dict, scenario, plan: dict, cwd: str, hdir: str, filenames
                 pass
         _redirect_output(hdir)
         _chdir(cwd)
-        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it; the kernel's kill
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        _signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it; we want the kernel's kill
+        _signal(signal.SIGINT, signal.SIG_DFL)
         recorder = _Recorder(plan, hdir, cwd)
         call_model = recorder.wrap_model(scenario.model())
         execute_tool = recorder.wrap_tool(scenario.executor())
         run_agent, save = functions or (namespace["run_agent"], namespace["save_checkpoint"])
         namespace["save_checkpoint"] = recorder.wrap_save(save)
         if recorder.dry or recorder.kind in ("torn_write", "killed_before_rename"):
-            sys.addaudithook(recorder.audit)
+            _addaudithook(recorder.audit)
         recorder.event("start", kind=plan["kind"], index=plan.get("index"))
         state = run_agent(scenario.task, copy.deepcopy(scenario.tools), call_model, execute_tool)
         recorder.event("finished", returned=type(state).__name__)
@@ -379,12 +384,16 @@ def _child(namespace: dict, scenario, plan: dict, cwd: str, hdir: str, filenames
 
 
 def fork_child(namespace: dict, scenario, plan: dict, cwd: str, hdir: str, *, filenames=(),
-               source_lines=None, close_fds=(), functions=None) -> int:
+               source_lines=None, close_fds=(), functions=None, own_group=False) -> int:
     """Fork a child that runs the submission under ``plan``; return its pid.
 
     The child calls ``namespace["run_agent"]`` (or ``functions[0]``) with its module-global
     ``save_checkpoint`` replaced, in the child only, by a counting wrapper around
     ``namespace["save_checkpoint"]`` (or ``functions[1]``).
+
+    With ``own_group`` the child leads its own process group, which :func:`wait_child` kills
+    after it ends (in-process mode: this process's own group is a kernel's). Without it the
+    child stays in the runner's group, which the harness kills when it closes.
     """
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -394,11 +403,12 @@ def fork_child(namespace: dict, scenario, plan: dict, cwd: str, hdir: str, *, fi
     pid = _fork()
     if pid == 0:
         _child(namespace, scenario, plan, cwd, hdir, frozenset(filenames), source_lines,
-               close_fds, functions)
-    try:
-        _setpgid(pid, pid)
-    except OSError:
-        pass
+               close_fds, functions, own_group)
+    if own_group:
+        try:
+            _setpgid(pid, pid)
+        except OSError:
+            pass
     return pid
 
 

@@ -4,6 +4,7 @@ Started by :mod:`graders.harness` as ``python -S -u -m graders._runner IN_FD OUT
 session. It speaks JSON lines on the two pipe descriptors it is given (never on stdout, which the
 submission may print to):
 
+- on start: ``{"ready": true}``;
 - ``{"op": "load", "source", "filename", "name"}`` -> ``{"ok": true}`` or
   ``{"ok": false, "stage", "error"}``;
 - ``{"op": "run", "scenario", "plans", "timeout", "jobs"}`` -> one ``{"id", "status"}`` line per
@@ -15,7 +16,6 @@ The runner reads nothing from the children's working directories: the harness do
 
 from __future__ import annotations
 
-import inspect
 import json
 import linecache
 import os
@@ -24,10 +24,27 @@ import types
 
 from graders import _child
 
+_ASYNC = 0x80 | 0x200  # CO_COROUTINE | CO_ASYNC_GENERATOR (inspect costs 20 ms to import)
 _loads = json.loads
 _dumps = json.dumps
 _write = os.write
-_makedirs = os.makedirs
+_mkdir = os.mkdir
+
+
+_PRISTINE = {name: getattr(json, name) for name in
+             ("load", "loads", "dump", "dumps", "JSONDecoder", "JSONEncoder", "JSONDecodeError")}
+
+
+def _load_scenario(fake_llm, name: str):
+    """Load a scenario with the json module as it was before the submission ran."""
+    theirs = {name: getattr(json, name) for name in _PRISTINE}
+    for attr, value in _PRISTINE.items():
+        setattr(json, attr, value)
+    try:
+        return fake_llm.load_scenario(name)
+    finally:
+        for attr, value in theirs.items():
+            setattr(json, attr, value)
 
 
 def _send(fd: int, message: dict) -> None:
@@ -53,11 +70,15 @@ def load(source: str, filename: str, name: str) -> tuple[dict | None, dict]:
     except BaseException as exc:  # noqa: BLE001 - anything their top level raises, SystemExit too
         return None, {"ok": False, "stage": "import",
                       "error": _child.summarize_exception(exc, {filename})}
-    missing = [f for f in ("save_checkpoint", "run_agent") if not callable(namespace.get(f))]
+    missing = [f for f in ("save_checkpoint", "run_agent") if f not in namespace]
     if missing:
         return None, {"ok": False, "stage": "missing", "missing": missing}
+    not_callable = [f for f in ("save_checkpoint", "run_agent") if not callable(namespace[f])]
+    if not_callable:
+        return None, {"ok": False, "stage": "not_callable", "names": not_callable,
+                      "types": [type(namespace[f]).__name__ for f in not_callable]}
     asynchronous = [f for f in ("save_checkpoint", "run_agent")
-                    if inspect.iscoroutinefunction(namespace[f])]
+                    if getattr(getattr(namespace[f], "__code__", None), "co_flags", 0) & _ASYNC]
     if asynchronous:
         return None, {"ok": False, "stage": "async", "functions": asynchronous}
     return namespace, {"ok": True}
@@ -69,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     requests = open(in_fd, "rb", closefd=False)  # noqa: SIM115 - lives as long as the runner
     import fake_llm  # before the submission runs, so it cannot stand in for it
 
+    _send(out_fd, {"ready": True})  # the load timeout counts from here: their code only
+
     namespace = None
     filename = "<submission>"
     scenarios: dict[str, object] = {}
@@ -77,39 +100,48 @@ def main(argv: list[str] | None = None) -> int:
         op = request.get("op")
         if op == "quit":
             break
-        if op == "load":
-            filename = request["filename"]
-            namespace, reply = load(request["source"], filename, request.get("name", "submission"))
-            _send(out_fd, reply)
-        elif op == "run":
-            if namespace is None:
-                _send(out_fd, {"error": "nothing loaded"})
-                continue
-            name = request["scenario"]
-            if name not in scenarios:
-                scenarios[name] = fake_llm.load_scenario(name)
-            scenario = scenarios[name]
-            lines = {filename: linecache.getlines(filename)}
-
-            def start(plan, scenario=scenario, lines=lines, namespace=namespace,
-                      filename=filename):
-                _makedirs(plan["cwd"], exist_ok=True)
-                _makedirs(plan["hdir"], exist_ok=True)
-                return _child.fork_child(namespace, scenario, plan, plan["cwd"], plan["hdir"],
-                                         filenames=(filename,), source_lines=lines,
-                                         close_fds=(in_fd, out_fd))
-
-            for plan, status in _child.run_children(start, request["plans"],
-                                                    float(request["timeout"]),
-                                                    int(request.get("jobs", 1))):
-                _send(out_fd, {"id": plan["id"], "status": status})
-            _send(out_fd, {"done": True})
-        else:
-            _send(out_fd, {"error": f"unknown op {op!r}"})
+        try:
+            namespace, filename = _serve(request, op, namespace, filename, scenarios, fake_llm,
+                                         in_fd, out_fd)
+        except Exception as exc:  # noqa: BLE001 - tell the harness rather than die silently
+            _send(out_fd, {"error": f"{type(exc).__name__}: {exc}"[:2000]})
     return 0
+
+
+def _serve(request, op, namespace, filename, scenarios, fake_llm, in_fd, out_fd):
+    """Answer one request; return the (possibly new) namespace and file name."""
+    if op == "load":
+        filename = request["filename"]
+        namespace, reply = load(request["source"], filename, request.get("name", "submission"))
+        _send(out_fd, reply)
+        return namespace, filename
+    if op != "run":
+        _send(out_fd, {"error": f"unknown op {op!r}"})
+        return namespace, filename
+    if namespace is None:
+        _send(out_fd, {"error": "nothing loaded"})
+        return namespace, filename
+    name = request["scenario"]
+    if name not in scenarios:
+        scenarios[name] = _load_scenario(fake_llm, name)
+    scenario = scenarios[name]
+    lines = {filename: linecache.getlines(filename)}
+
+    def start(plan):
+        _mkdir(plan["base"])
+        _mkdir(plan["cwd"])
+        _mkdir(plan["hdir"])
+        return _child.fork_child(namespace, scenario, plan, plan["cwd"], plan["hdir"],
+                                 filenames=(filename,), source_lines=lines,
+                                 close_fds=(in_fd, out_fd))
+
+    for plan, status in _child.run_children(start, request["plans"], float(request["timeout"]),
+                                            int(request.get("jobs", 1))):
+        _send(out_fd, {"id": plan["id"], "status": status})
+    _send(out_fd, {"done": True})
+    return namespace, filename
 
 
 if __name__ == "__main__":
     code = main()
-    sys.stdout.flush()
-    os._exit(code)  # never wait for threads the submission may have started
+    _child._exit(code)  # never wait for threads the submission may have started

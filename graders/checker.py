@@ -66,6 +66,7 @@ class _Check:
         self.advice: list[str] = []
         self.evidence: dict[str, Any] = {"ended": obs.ended, "detail": obs.detail}
         self.state: Any = None
+        self.same: str | None = None  # which complete save a torn write or rename kill left
         self.recorded: list[str] = []  # tool_use ids answered in messages, in order
 
     # -- helpers ---------------------------------------------------------------------------
@@ -111,7 +112,7 @@ class _Check:
         return out
 
     def trace_save(self, **match) -> dict | None:
-        for save in self.point.trace:
+        for save in self.point.trace or []:
             if all(save.get(k) == v for k, v in match.items()):
                 return save
         return None
@@ -119,7 +120,7 @@ class _Check:
     def a_save_after_tool(self, k: int) -> dict | None:
         """A save of the dry run placed after tool ``k`` returned that marks it pending."""
         call_id = self.calls[k - 1]["id"] if k <= len(self.calls) else None
-        for save in self.point.trace:
+        for save in self.point.trace or []:
             pending = save.get("pending")
             if (save.get("phase") == "B" and save.get("tool") == k and isinstance(pending, dict)
                     and pending.get("id") == call_id):
@@ -208,7 +209,8 @@ class _Check:
         obs, point = self.obs, self.point
         ran = self.ran()
         leftovers = self.leftovers()
-        renames_onto = any(dst == CHECKPOINT for s in point.trace for _src, dst in s["renames"])
+        renames_onto = any(dst == CHECKPOINT for s in point.trace or []
+                           for _src, dst in s["renames"])
         self.evidence["checkpoint_bytes"] = None
         if obs.elsewhere:
             self.fail("wrong_place", f"{self.done}: there was no checkpoint.json in the working "
@@ -241,7 +243,7 @@ class _Check:
             return
         first = ran[0]
         on_disk = "there was no checkpoint.json at all"
-        if not obs.saves and not point.trace:
+        if not obs.saves and point.trace is not None and not point.trace:
             self.fail("no_saves", f"{self.done}: {on_disk}, though tool {first} had run: "
                       "run_agent never called save_checkpoint. Resume would start over.")
             return
@@ -284,12 +286,10 @@ class _Check:
         obs, point = self.obs, self.point
         n = point.index
         if obs.checkpoint == point.before:
-            self.notes.append(f"checkpoint.json still held save {n - 1}, complete "
-                              f"({_bytes(obs.checkpoint_bytes)} bytes)")
+            self.same = f"checkpoint.json still held save {n - 1}, complete"
             return True
         if obs.checkpoint == point.after:
-            self.notes.append(f"checkpoint.json held save {n}, complete "
-                              f"({_bytes(obs.checkpoint_bytes)} bytes)")
+            self.same = f"checkpoint.json held save {n}, complete"
             return True
         if point.before is None:
             before = "no checkpoint.json at all"
@@ -369,8 +369,8 @@ class _Check:
             k = self.call_number(pending.get("id"))
             if pending.get("id") in recorded:
                 self.fail("pending_never_reset", (
-                    f"{self.done}: {on_disk}, but pendingToolUse still names tool {k} "
-                    f"({pending.get('name')}), whose result is already recorded in messages. "
+                    f"{self.done}: {on_disk}, but tool {k} ({pending.get('name')}) had "
+                    "finished: its result is already recorded in messages. "
                     "pendingToolUse was never reset to None at save point B, so resume would "
                     f"think tool {k} never finished and run it a second time."))
                 return
@@ -399,6 +399,8 @@ class _Check:
                 "turns counts finished turns (one per recorded result); resume would count its "
                 "stopping conditions from the wrong number."))
             return
+        if self.point.kind == NO_CRASH and not self.finished(r, pending):
+            return
         # the ledger against the file
         pending_k = self.call_number(pending["id"]) if pending else None
         for k in ran:
@@ -424,8 +426,6 @@ class _Check:
                         "and save, before calling the model. Resume would have to run tool "
                         f"{k} again."))
                     return
-        if self.point.kind == NO_CRASH:
-            self.finished(r, pending)
 
     def conversation(self, messages: list) -> bool:
         counts: dict[Any, int] = {}
@@ -469,15 +469,19 @@ class _Check:
         return True
 
     def describe_disk(self) -> str:
+        """What checkpoint.json held: its turn and pendingToolUse (and which save it was)."""
         state = self.state
         pending = state["pendingToolUse"]
-        turn = f"turn {state['turns']}"
-        if pending is None:
-            return f"checkpoint.json held {turn} and no pendingToolUse"
-        k = self.call_number(pending.get("id"))
-        return f"checkpoint.json held {turn} with pendingToolUse naming tool {k}"
+        k = self.call_number(pending.get("id")) if isinstance(pending, dict) else None
+        marker = "no pendingToolUse" if pending is None else f"pendingToolUse naming tool {k}"
+        if self.same:
+            return (f"{self.same} ({_bytes(self.obs.checkpoint_bytes)} bytes; "
+                    f"turn {state['turns']}, {marker})")
+        joint = "and" if pending is None else "with"
+        return f"checkpoint.json held turn {state['turns']} {joint} {marker}"
 
-    def finished(self, r: int, pending: Any) -> None:
+    def finished(self, r: int, pending: Any) -> bool:
+        """For no_crash: does the last checkpoint hold the whole run? Advice either way."""
         total = len(self.calls)
         if r != total or pending is not None:
             self.fail("incomplete", (
@@ -485,7 +489,7 @@ class _Check:
                 f"{_plural(r, 'tool result')} of {total}"
                 + (" and still has a pendingToolUse" if pending is not None else "")
                 + ". The last save should come after the last tool result (save point B)."))
-            return
+            return False
         if self.state["tokensUsed"] == 0:
             self.advice.append(
                 "tokensUsed stayed 0. This exercise does not grade it, but resume's compaction "
@@ -497,6 +501,7 @@ class _Check:
                 f"{', '.join(temps[:3])} {'was' if len(temps) == 1 else 'were'} left next to "
                 "checkpoint.json after a finished run: remove a temp file if its save fails, "
                 "or rename it.")
+        return True
 
     # -- the verdict -----------------------------------------------------------------------
 
@@ -529,10 +534,6 @@ class _Check:
                         f"{state['turns']} and no pendingToolUse.")
             pending = state["pendingToolUse"]
             disk = self.describe_disk()
-            if point.kind in ("torn_write", "killed_before_rename") and notes:
-                disk = notes[0] + (f" (turn {state['turns']}, pendingToolUse naming tool "
-                                   f"{self.call_number(pending['id'])})" if pending else
-                                   f" (turn {state['turns']}, no pendingToolUse)")
             if pending is not None:
                 return (f"{self.done}: {disk}, so resume can reconcile the call that was in "
                         "flight.")

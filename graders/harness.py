@@ -56,6 +56,10 @@ class HarnessError(Exception):
     runner that could not start). Never raised for anything a submission does."""
 
 
+class _RunnerDied(HarnessError):
+    """The runner ended (or stopped answering) in the middle of the crash runs."""
+
+
 def unsupported_reason() -> str | None:
     """Why crash runs cannot happen on this platform, or None if they can."""
     needed = [hasattr(os, "fork"), hasattr(signal, "SIGKILL"), hasattr(signal, "SIGXFSZ"),
@@ -65,6 +69,18 @@ def unsupported_reason() -> str | None:
     return ("The crash harness needs Linux or macOS: it forks the run, kills it with SIGKILL and "
             "tears writes with RLIMIT_FSIZE, none of which this platform has. Nothing was run; "
             "use WSL, a Linux container or Binder to run the crash points.")
+
+
+def _scratch() -> str | None:
+    """Where the runs' working directories go: tmpfs if there is one, where fsync costs nothing.
+
+    A killed process keeps what the page cache holds, so a crash run cannot tell whether the
+    submission called fsync anyway; on a disk, each fsync would cost milliseconds.
+    """
+    shm = "/dev/shm"
+    if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK):
+        return shm
+    return None
 
 
 def _scenario(scenario):
@@ -140,11 +156,18 @@ class _RunnerBackend:
 
     def load(self, timeout: float) -> dict:
         sub = self.submission
+        ready = self._receive(time.monotonic() + _STARTUP_ALLOWANCE)
+        if ready is None or not ready.get("ready"):
+            raise HarnessError(f"the runner process did not start (its output: "
+                               f"{_tail(self.out_path)!r})")
         self._send({"op": "load", "source": sub.source, "filename": sub.filename,
                     "name": "submission"})
-        reply = self._receive(time.monotonic() + timeout + _STARTUP_ALLOWANCE)
+        reply = self._receive(time.monotonic() + timeout)
         if reply is None:
-            status = self.proc.poll()
+            try:
+                status = self.proc.wait(timeout=1.0) if self.dead == "ended" else None
+            except subprocess.TimeoutExpired:
+                status = None
             return {"ok": False, "stage": self.dead, "exit": status, "timeout": timeout,
                     "output": _tail(self.out_path)}
         return reply
@@ -157,20 +180,21 @@ class _RunnerBackend:
         while True:
             reply = self._receive(deadline)
             if reply is None:
-                raise HarnessError(f"the runner process {self.dead} during the crash runs "
-                                   f"(its output: {_tail(self.out_path)!r})")
+                raise _RunnerDied(f"the runner process {self.dead} during the crash runs "
+                                  f"(its output: {_tail(self.out_path)!r})")
             if reply.get("done"):
                 return
             if "error" in reply:
-                raise HarnessError(f"the runner refused: {reply['error']}")
+                raise _RunnerDied(f"the runner failed: {reply['error']}")
             yield reply["id"], reply["status"]
 
     def close(self) -> None:
-        self._send({"op": "quit"})
-        try:
-            self.proc.wait(timeout=1.0)
-        except subprocess.TimeoutExpired:
-            pass
+        if self.dead is None:
+            self._send({"op": "quit"})
+            try:
+                self.proc.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                pass
         try:  # the runner's session: anything the submission started outlives nothing
             os.killpg(self.proc.pid, signal.SIGKILL)
         except OSError:
@@ -204,10 +228,11 @@ class _ForkBackend:
         functions = (self.submission.run_agent, self.submission.save_checkpoint)
 
         def start(plan):
-            os.makedirs(plan["cwd"], exist_ok=True)
-            os.makedirs(plan["hdir"], exist_ok=True)
+            for key in ("base", "cwd", "hdir"):
+                os.mkdir(plan[key])
             return _child.fork_child(self.namespace, sc, plan, plan["cwd"], plan["hdir"],
-                                     filenames=self.filenames, functions=functions)
+                                     filenames=self.filenames, functions=functions,
+                                     own_group=True)
 
         for plan, status in _child.run_children(start, plans, timeout, jobs):
             yield plan["id"], status
@@ -244,6 +269,12 @@ def _load_message(reply: dict) -> str:
                 "keep it to definitions.")
     if stage == "missing":
         return _missing_message(reply.get("missing") or ["run_agent", "save_checkpoint"])
+    if stage == "not_callable":
+        names = " and ".join(f"`{f}` is {'an' if t[0] in 'aeiou' else 'a'} {t}"
+                             for f, t in zip(reply["names"], reply["types"], strict=False))
+        return (f"In your code {names}, not a function: the grader calls "
+                "`run_agent(task, tools, call_model, execute_tool)`, and `run_agent` saves "
+                "through `save_checkpoint(state)`.")
     if stage == "async":
         names = " and ".join(f"`{f}`" for f in reply.get("functions", []))
         return (f"{names} is defined with `async def`, but the course's loop is synchronous: "
@@ -266,16 +297,20 @@ class Harness:
         timeout: seconds a child may run before it is reported as a hang.
         jobs: how many children run at once (default: 2 if the machine has 2 cores or more).
         keep_files: keep the temporary directories (their path is ``root``) after ``close``.
+        tmpdir: where to make them (default: ``/dev/shm`` if it exists, else the system's
+            temporary directory).
     """
 
     def __init__(self, submission: Submission, *, timeout: float = DEFAULT_TIMEOUT,
-                 jobs: int | None = None, keep_files: bool = False) -> None:
+                 jobs: int | None = None, keep_files: bool = False,
+                 tmpdir: str | None = None) -> None:
         if not isinstance(submission, Submission):
             raise TypeError(f"Harness needs a Submission, not {type(submission).__name__}")
         self.submission = submission
         self.timeout = float(timeout)
         self.jobs = jobs if jobs is not None else min(2, os.cpu_count() or 1)
         self.keep_files = keep_files
+        self.tmpdir = tmpdir if tmpdir is not None else _scratch()
         self.root: Path | None = None
         self._backend = None
         self._load: dict | None = None
@@ -309,7 +344,9 @@ class Harness:
             if problem is not None:
                 self._load = {"ok": False, "message": problem}
             else:
-                self.root = Path(tempfile.mkdtemp(prefix="checkpoint-lab-"))
+                if self.root is None:
+                    self.root = Path(tempfile.mkdtemp(prefix="checkpoint-lab-",
+                                                      dir=self.tmpdir))
                 if self.submission.in_process:
                     self._backend = _ForkBackend(self.submission)
                 else:
@@ -346,10 +383,11 @@ class Harness:
             self._seq += 1
             base = self.root / f"{self._seq:03d}-{point.id}"
             plan = point.plan()
-            plan.update(cwd=str(base / "work"), hdir=str(base / "harness"), dry=dry)
+            plan.update(base=str(base), cwd=str(base / "work"), hdir=str(base / "harness"),
+                        dry=dry)
             plans.append(plan)
             by_id[point.id] = (point, base)
-        for point_id, status in self._backend.run(scenario, plans, self.timeout, self.jobs):
+        for point_id, status in self._statuses(scenario, plans):
             point, base = by_id[point_id]
             status["timeout"] = self.timeout
             obs = collect(scenario, point.id, point.kind, base / "work", base / "harness", status,
@@ -357,6 +395,26 @@ class Harness:
             if not self.keep_files:
                 shutil.rmtree(base, ignore_errors=True)
             yield point, obs
+
+    def _statuses(self, scenario: str, plans: list[dict]):
+        """(point id, wait status) for each plan; if the runner dies, the rest died with it."""
+        done: set[str] = set()
+        if self._backend is None:  # the last runner died: start a fresh one
+            problem = self.load_problem()
+            if problem or self._backend is None:
+                for plan in plans:
+                    yield plan["id"], {"exit": None, "runner_died": problem, "elapsed": 0.0}
+                return
+        try:
+            for point_id, status in self._backend.run(scenario, plans, self.timeout, self.jobs):
+                done.add(point_id)
+                yield point_id, status
+        except _RunnerDied as died:
+            self._backend.close()
+            self._backend, self._load = None, None  # the next run starts a fresh runner
+            for plan in plans:
+                if plan["id"] not in done:
+                    yield plan["id"], {"exit": None, "runner_died": str(died), "elapsed": 0.0}
 
     def dry_run(self, scenario) -> Observation:
         """The ``no_crash`` run, with the save trace (and a snapshot after each save)."""

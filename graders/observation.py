@@ -254,6 +254,10 @@ def _ending(status: dict[str, Any], events: list[dict[str, Any]]) -> tuple[str, 
     tear = next((ev for ev in reversed(events) if ev.get("e") == "tear"), None)
     last = events[-1] if events else {}
     sig = status.get("signal")
+    if status.get("runner_died"):
+        return ("died", "stopped the grader's own process (the runner that starts each run), "
+                "so nothing after it could run: does your code kill its parent process, or "
+                f"change a module the grader relies on? ({status['runner_died']})", None, None)
     if status.get("hung"):
         detail = f"still running after {status.get('timeout', 0):g} s, so it was killed"
         return "hung", detail, None, None

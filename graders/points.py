@@ -7,7 +7,7 @@ which saves rename a file, and what ``checkpoint.json`` held after each save. Fr
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from graders._child import CHECKPOINT
@@ -36,7 +36,8 @@ class CrashPoint:
         before: for the save kinds, ``checkpoint.json`` as the previous complete save left it
             (None: there was none), from the dry run.
         after: for the save kinds, ``checkpoint.json`` as this save left it.
-        trace: every save of the dry run (summaries), for diagnosing where saves are placed.
+        trace: every save of the dry run (summaries), for diagnosing where saves are placed
+            (None when the point was not derived from a dry run).
         tear_target, tear_limit, tear_expected: how a torn write is made: which file open arms
             it (``"checkpoint"``: checkpoint.json itself; ``"first"``: the save's first file
             opened for writing; ``"start"``: any write once the save starts), the file-size limit
@@ -52,7 +53,7 @@ class CrashPoint:
     save: dict[str, Any] | None = None
     before: str | None = None
     after: str | None = None
-    trace: list[dict[str, Any]] = field(default_factory=list)
+    trace: list[dict[str, Any]] | None = None
     tear_target: str | None = None
     tear_limit: int | None = None
     tear_expected: int | None = None

@@ -1,0 +1,341 @@
+"""The checker on hand-made observations: no processes, just the rules and their messages."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fake_llm import load_scenario
+from graders import CrashPoint, Observation, Verdict, check
+from graders.points import point_from_id
+
+SC = load_scenario("support-tickets")
+CALLS = SC.tool_calls
+TOOLS = len(CALLS)
+
+
+def state(results: int, pending: int | None = None, **changes) -> dict:
+    """The state a correct loop holds with ``results`` tool results recorded.
+
+    ``pending`` (a call number) adds the assistant message naming it and sets pendingToolUse.
+    """
+    messages = SC.conversation()[: 1 + 2 * results]
+    if pending is not None:
+        messages.append(SC.conversation()[2 * pending - 1])
+    data = {
+        "version": 1,
+        "task": SC.task,
+        "turns": results,
+        "tokensUsed": 42,
+        "messages": messages,
+        "pendingToolUse": dict(CALLS[pending - 1]) if pending else None,
+    }
+    data.update(changes)
+    return data
+
+
+def ledger(ran: int, *, returned: bool = True) -> list[dict]:
+    return [
+        {"index": i, "name": CALLS[i - 1]["name"], "input": CALLS[i - 1]["input"],
+         **({"result": SC.tool_results[i - 1]} if returned else {})}
+        for i in range(1, ran + 1)
+    ]
+
+
+def observe(point: str, checkpoint: dict | str | None, ran: int, *, ended: str = "killed",
+            **fields) -> Observation:
+    text = checkpoint if isinstance(checkpoint, str) or checkpoint is None else json.dumps(
+        checkpoint)
+    parse_error = None
+    if text is not None:
+        try:
+            json.loads(text)
+        except ValueError as err:
+            parse_error = f"is not valid JSON ({err})"
+    obs = Observation(
+        scenario=SC.name, point=point, kind=point_from_id(point).kind, ended=ended,
+        checkpoint=text, checkpoint_bytes=None if text is None else len(text.encode()),
+        parse_error=parse_error, ledger=ledger(ran),
+    )
+    for key, value in fields.items():
+        setattr(obs, key, value)
+    return obs
+
+
+def verdict(point: str, checkpoint, ran: int, **fields) -> Verdict:
+    return check(observe(point, checkpoint, ran, **fields), SC, point)
+
+
+# -- what passes -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("point", "checkpoint", "ran"),
+    [
+        ("killed_during_model_call_1", None, 0),
+        ("killed_during_tool_1", state(0, pending=1), 1),
+        ("killed_during_model_call_2", state(1), 1),
+        ("killed_during_tool_2", state(1, pending=2), 2),
+        ("killed_during_model_call_3", state(2), 2),
+    ],
+)
+def test_the_states_a_correct_loop_leaves_pass(point, checkpoint, ran):
+    v = verdict(point, checkpoint, ran)
+    assert v.passed, v.message
+    assert v.message.startswith("Killed while")
+
+
+def test_a_finished_run_passes_and_says_what_the_file_holds():
+    v = verdict("no_crash", state(TOOLS), TOOLS, ended="finished")
+    assert v.passed
+    assert "holds all 2 tool results" in v.message
+
+
+def test_a_temp_file_left_after_a_finished_run_is_a_warning_not_a_failure():
+    v = verdict("no_crash", state(TOOLS), TOOLS, ended="finished",
+                files={"checkpoint.abc.tmp": 120})
+    assert v.passed
+    assert "checkpoint.abc.tmp was left" in v.message
+
+
+def test_tokens_used_never_counted_is_advice_not_a_failure():
+    v = verdict("no_crash", state(TOOLS, tokensUsed=0), TOOLS, ended="finished")
+    assert v.passed
+    assert "tokensUsed stayed 0" in v.message
+    assert v.evidence["advice"]
+
+
+# -- the protocol ------------------------------------------------------------------------------
+
+
+def test_another_version_is_refused_as_resume_must():
+    v = verdict("killed_during_model_call_2", state(1, version=2), 1)
+    assert not v.passed
+    assert "version 2" in v.message and "refuse" in v.message
+
+
+def test_a_missing_field_is_named():
+    data = state(1)
+    del data["tokensUsed"]
+    v = verdict("killed_during_model_call_2", data, 1)
+    assert not v.passed
+    assert "lacks tokensUsed" in v.message
+
+
+def test_a_field_of_the_wrong_type_is_named():
+    v = verdict("killed_during_model_call_2", state(1, turns="1"), 1)
+    assert not v.passed
+    assert "turns is" in v.message and "not an integer" in v.message
+
+
+def test_the_task_must_be_the_scenarios():
+    v = verdict("killed_during_model_call_2", state(1, task="something else"), 1)
+    assert not v.passed
+    assert v.evidence["problem"] == "task"
+
+
+def test_turns_must_count_the_recorded_results():
+    v = verdict("killed_during_model_call_2", state(1, turns=0), 1)
+    assert not v.passed
+    assert "turns is 0, but messages record 1 tool result" in v.message
+
+
+def test_messages_the_api_would_refuse_are_named_with_the_rule():
+    data = state(1)
+    data["messages"] = data["messages"][:2]  # the tool_use without its tool_result
+    data["messages"].append({"role": "user", "content": "hello"})
+    v = verdict("killed_during_model_call_2", data, 1)
+    assert not v.passed
+    assert "not a conversation the API would accept" in v.message
+
+
+def test_a_result_recorded_twice_is_named():
+    data = state(1)
+    data["messages"][2]["content"].append(dict(data["messages"][2]["content"][0]))
+    v = verdict("killed_during_model_call_2", data, 1)
+    assert not v.passed
+    assert v.evidence["problem"] == "recorded_twice"
+    assert "2 times" in v.message
+
+
+def test_messages_that_depart_from_the_script_are_named():
+    data = state(1)
+    data["messages"][2]["content"][0]["content"] = "a result the tool never returned"
+    v = verdict("killed_during_model_call_2", data, 1)
+    assert not v.passed
+    assert "messages[2]" in v.message
+
+
+def test_a_result_for_a_tool_that_never_ran_is_refused():
+    v = verdict("killed_during_model_call_2", state(1), 0)
+    assert not v.passed
+    assert v.evidence["problem"] == "never_ran"
+
+
+# -- the invariants tied to the crash point ----------------------------------------------------
+
+
+def test_a_tool_in_flight_with_no_trace_is_missing_save_point_a():
+    v = verdict("killed_during_tool_2", state(1), 2)
+    assert not v.passed
+    assert "left no trace" in v.message
+    assert "Save point A is missing" in v.message
+
+
+def test_a_tool_in_flight_and_no_checkpoint_at_all_is_missing_save_point_a():
+    v = verdict("killed_during_tool_1", None, 1)
+    assert not v.passed
+    assert "no checkpoint.json at all" in v.message
+    assert "Save point A is missing" in v.message
+
+
+def test_no_checkpoint_is_fine_while_nothing_has_run():
+    v = verdict("killed_during_model_call_1", None, 0)
+    assert v.passed
+    assert "nothing lost" in v.message
+
+
+def test_pending_that_names_a_recorded_call_was_never_reset():
+    data = state(1, pendingToolUse=dict(CALLS[0]))
+    v = verdict("killed_during_model_call_2", data, 1)
+    assert not v.passed
+    assert "never reset to None" in v.message
+
+
+def test_pending_without_input_is_named():
+    data = state(1, pending=2)
+    del data["pendingToolUse"]["input"]
+    v = verdict("killed_during_tool_2", data, 2)
+    assert not v.passed
+    assert v.evidence["problem"] == "pending_without_input"
+    assert "no input" in v.message
+
+
+def test_pending_must_be_the_call_the_model_named():
+    data = state(1, pending=2)
+    data["pendingToolUse"]["input"] = {"something": "else"}
+    v = verdict("killed_during_tool_2", data, 2)
+    assert not v.passed
+    assert v.evidence["problem"] == "pending_mismatch"
+
+
+def test_pending_needs_the_assistant_message_that_named_it():
+    data = state(1, pendingToolUse=dict(CALLS[1]))  # no assistant message appended
+    v = verdict("killed_during_tool_2", data, 2)
+    assert not v.passed
+    assert v.evidence["problem"] == "pending_before_message"
+
+
+def test_a_request_in_messages_with_no_pending_is_named():
+    data = state(1, pending=2, pendingToolUse=None)
+    v = verdict("killed_during_tool_2", data, 2)
+    assert not v.passed
+    assert v.evidence["problem"] == "pending_missing"
+
+
+def test_a_finished_tool_still_pending_at_the_next_model_call_misses_save_point_b():
+    v = verdict("killed_during_model_call_2", state(0, pending=1), 1)
+    assert not v.passed
+    assert "Save point B is missing" in v.message
+
+
+def test_a_finished_run_must_record_every_result():
+    v = verdict("no_crash", state(1), 2, ended="finished")
+    assert not v.passed
+    assert v.evidence["problem"] in ("incomplete", "no_save_point_b")
+
+
+def test_a_finished_run_without_any_checkpoint_fails():
+    v = verdict("no_crash", None, 2, ended="finished")
+    assert not v.passed
+
+
+# -- torn writes: the file must be one complete save --------------------------------------------
+
+
+def _torn_point(before: dict | None, after: dict, opened: list[str]) -> CrashPoint:
+    text_after = json.dumps(after)
+    return CrashPoint(
+        "torn_write_save_2", "torn_write", 2, "halfway through save 2 (save point B, after "
+        "tool 1 returned)", save={"n": 2, "opened": opened, "renames": [], "removes": []},
+        before=None if before is None else json.dumps(before), after=text_after,
+        tear_expected=len(text_after), tear_limit=len(text_after) // 2,
+    )
+
+
+def test_a_torn_in_place_write_says_how_many_bytes_were_on_disk():
+    after = state(1)
+    point = _torn_point(state(0, pending=1), after, ["checkpoint.json"])
+    half = point.after[: len(point.after) // 2]
+    v = check(observe(point.id, half, 1), SC, point)
+    assert not v.passed
+    assert f"held {len(half):,} of its {len(point.after):,} bytes" in v.message
+    assert "not valid JSON" in v.message
+    assert "Writing in place leaves half a file" in v.message
+    assert v.evidence["bytes_on_disk"] == len(half)
+    assert v.evidence["bytes_expected"] == len(point.after)
+
+
+def test_a_torn_copy_over_is_named():
+    point = _torn_point(state(0, pending=1), state(1), ["checkpoint.json.tmp", "checkpoint.json"])
+    v = check(observe(point.id, point.after[:100], 1), SC, point)
+    assert not v.passed
+    assert "copies it over checkpoint.json" in v.message
+
+
+def test_the_previous_complete_save_passes_a_torn_write():
+    point = _torn_point(state(0, pending=1), state(1), ["checkpoint.123.tmp"])
+    v = check(observe(point.id, point.before, 1), SC, point)
+    assert v.passed, v.message
+    assert "still held save 1, complete" in v.message
+
+
+def test_a_complete_file_that_is_neither_save_fails():
+    point = _torn_point(state(0, pending=1), state(1), ["checkpoint.123.tmp"])
+    v = check(observe(point.id, json.dumps(state(0, pending=1, tokensUsed=7)), 1), SC, point)
+    assert not v.passed
+    assert v.evidence["problem"] == "not_a_save"
+
+
+# -- how the run ended -------------------------------------------------------------------------
+
+
+def test_a_hang_is_reported_as_one():
+    v = verdict("no_crash", None, 0, ended="hung", detail="still running after 5 s, so it was "
+                "killed")
+    assert not v.passed
+    assert "still running after 5 s" in v.message
+
+
+def test_an_exception_names_the_line_of_the_students_code():
+    error = {"type": "KeyError", "message": "'stop_reason'", "line": 12,
+             "code": "while response['stop_reason'] == 'tool_use':"}
+    v = verdict("no_crash", None, 0, ended="raised", error=error)
+    assert not v.passed
+    assert "KeyError" in v.message and "line 12 of your code" in v.message
+    assert "Traceback" not in v.message
+
+
+def test_a_skipped_observation_gives_a_skipped_verdict():
+    obs = Observation(SC.name, "no_crash", "no_crash", ended="skipped",
+                      detail="The crash harness needs Linux or macOS")
+    v = check(obs, SC, "no_crash")
+    assert v.skipped and not v.passed
+    assert "needs Linux or macOS" in v.message
+
+
+# -- data --------------------------------------------------------------------------------------
+
+
+def test_verdicts_and_observations_round_trip_through_json():
+    obs = observe("killed_during_tool_2", state(1, pending=2), 2)
+    v = check(obs, SC, "killed_during_tool_2")
+    assert Verdict.from_dict(json.loads(json.dumps(v.to_dict()))) == v
+    assert Observation.from_dict(json.loads(json.dumps(obs.to_dict()))) == obs
+
+
+def test_check_accepts_a_scenario_name():
+    v = check(observe("killed_during_model_call_2", state(1), 1), "support-tickets",
+              "killed_during_model_call_2")
+    assert v.passed
