@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -62,7 +64,7 @@ show_quiz("claude_code_unit")
 # each. The measurement builds the state a correct loop holds on it, turn by turn, and times the
 # reference's atomic save (temp file, fsync, rename) at both save points of every turn. The
 # scenario has seven tool calls; the measurement goes on past them with the same seven results
-# again, as a task that reads as much each turn would. Expect about a second.
+# again, as a task that reads as much each turn would, up to 16 turns. Expect about a second.
 
 # %%
 from IPython.display import Image
@@ -70,7 +72,7 @@ from IPython.display import Image
 from graders.teaching.cost import TOOL_LATENCY, figure_png, measure_save_cost, plot_save_cost
 from graders.teaching.cost import read_cost
 
-measurement = measure_save_cost(turns=21)
+measurement = measure_save_cost(turns=16)
 Image(figure_png(plot_save_cost(measurement, tool_latency=TOOL_LATENCY)))
 
 # %%

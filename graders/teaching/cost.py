@@ -113,7 +113,7 @@ def _reference_save() -> Callable[[dict], None]:
 
 
 def measure_save_cost(
-    turns: int = 21,
+    turns: int = 16,
     *,
     scenario: str = "large-results",
     save_checkpoint: Callable[[dict], None] | None = None,
@@ -215,7 +215,7 @@ def plot_save_cost(measurement: CostMeasurement, *, tool_latency: float = TOOL_L
 def figure_png(fig) -> bytes:
     """The figure as PNG bytes (``IPython.display.Image(figure_png(fig))`` shows it)."""
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=90)
+    fig.savefig(buffer, format="png", dpi=80)
     return buffer.getvalue()
 
 

@@ -14,6 +14,7 @@ Stable CSS classes, for the browser tests:
 from __future__ import annotations
 
 import html
+from typing import TYPE_CHECKING
 
 import ipywidgets as widgets
 
@@ -21,8 +22,10 @@ from graders.teaching._fallback import TextFallback
 from graders.teaching.checkpoint_view import CheckpointView
 from graders.teaching.quiz import Quiz
 from graders.teaching.quizzes import KNOWLEDGE_CHECK, QUIZZES
-from graders.teaching.timeline import Timeline, TimelineState, build_timeline
 from graders.teaching.variants import SAVE_POINTS, WRITE_MODES
+
+if TYPE_CHECKING:  # the timeline pulls in the crash harness: only the timeline view needs it
+    from graders.teaching.timeline import Timeline, TimelineState
 
 __all__ = [
     "QuizView",
@@ -230,4 +233,8 @@ def show_knowledge_check(quiz_ids=KNOWLEDGE_CHECK) -> KnowledgeCheck:
 
 def show_timeline(timeline: Timeline | None = None, **kwargs) -> TimelineView:
     """The crash timeline of ``support-tickets`` (built with `build_timeline` if not given)."""
-    return TimelineView(timeline or build_timeline(), **kwargs)
+    if timeline is None:
+        from graders.teaching.timeline import build_timeline
+
+        timeline = build_timeline()
+    return TimelineView(timeline, **kwargs)

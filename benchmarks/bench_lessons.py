@@ -1,0 +1,71 @@
+"""How long each lesson notebook takes to Run All, next to an empty notebook (kernel start).
+
+Both are executed the same way, by nbclient with a fresh ``python3`` kernel each time, in one
+run of this script, so the ratio says how much the lesson's own work adds to starting a kernel.
+Goal: every lesson at most 3x an empty notebook.
+
+    .venv/bin/python benchmarks/bench_lessons.py [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+GOAL = 3.0
+
+
+def run_all(nb: nbformat.NotebookNode, workdir: str) -> float:
+    """Seconds to execute ``nb`` top to bottom in a fresh kernel, start and shutdown included."""
+    client = NotebookClient(nb, timeout=300, kernel_name="python3",
+                            resources={"metadata": {"path": workdir}})
+    start = time.perf_counter()
+    client.execute()
+    elapsed = time.perf_counter() - start
+    errors = [o for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"]
+    if errors:
+        raise SystemExit(f"a notebook raised {errors[0].ename}: {errors[0].evalue}")
+    return elapsed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each notebook (median)")
+    args = parser.parse_args(argv)
+    lessons = sorted((ROOT / "lessons").glob("*.ipynb"))
+    if not lessons:
+        print("no lesson notebooks in lessons/", file=sys.stderr)
+        return 1
+    empty = nbformat.v4.new_notebook()
+    empty.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                    "language": "python"}
+    with tempfile.TemporaryDirectory() as workdir:
+        run_all(nbformat.from_dict(empty), workdir)  # warm the disk cache, not measured
+        baseline = statistics.median(run_all(nbformat.from_dict(empty), workdir)
+                                     for _ in range(args.repeat))
+        print(f"empty notebook (kernel start + shutdown): {baseline:.2f} s "
+              f"(median of {args.repeat})")
+        print(f"{'lesson':<48} {'Run All':>8} {'ratio':>6}")
+        worst = 0.0
+        for path in lessons:
+            times = [run_all(nbformat.read(path, as_version=4), workdir)
+                     for _ in range(args.repeat)]
+            seconds = statistics.median(times)
+            ratio = seconds / baseline
+            worst = max(worst, ratio)
+            mark = "" if ratio <= GOAL else f"  over the {GOAL:g}x goal"
+            print(f"{path.name:<48} {seconds:>7.2f}s {ratio:>5.2f}x{mark}")
+    print(f"worst ratio {worst:.2f}x (goal: at most {GOAL:g}x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""Quiz logic and the lesson's questions; the quiz widgets' behaviour and text fallback."""
+
+from __future__ import annotations
+
+import pytest
+
+from graders.teaching.quiz import Choice, Feedback, Quiz, QuizError, check
+from graders.teaching.quizzes import KNOWLEDGE_CHECK, QUIZZES, SOURCE_QUESTION
+from graders.teaching.widgets import KnowledgeCheck, QuizView, show_knowledge_check, show_quiz
+
+
+def _quiz(**overrides) -> Quiz:
+    fields = dict(id="t", question="Which?", choices=(
+        Choice("right one", True, "because"), Choice("wrong one", False, "no")))
+    fields.update(overrides)
+    return Quiz(**fields)
+
+
+def test_answers_by_index_letter_or_text():
+    quiz = _quiz()
+    for answer in (0, "a", "A", "(a)", " right one "):
+        feedback = quiz.answer(answer)
+        assert feedback.correct and feedback.letter == "a" and feedback.why == "because"
+    assert not quiz.answer("b").correct
+    assert quiz.right_letter == "a"
+
+
+@pytest.mark.parametrize("bad", ["c", 2, -1, "", None, True, 1.0])
+def test_an_answer_that_names_no_choice_says_which_letters_exist(bad):
+    with pytest.raises(QuizError, match="answer with a letter, a, b"):
+        _quiz().answer(bad)
+
+
+@pytest.mark.parametrize("choices,message", [
+    ((Choice("x", True, ""),), "between 2 and 26"),
+    ((Choice("x", True, ""), Choice("y", True, "")), "exactly one right answer, has 2"),
+    ((Choice("x", False, ""), Choice("y", False, "")), "exactly one right answer, has 0"),
+    ((Choice("x", True, ""), Choice("x", False, "")), "same text"),
+])
+def test_a_malformed_quiz_is_refused(choices, message):
+    with pytest.raises(QuizError, match=message):
+        _quiz(choices=choices)
+
+
+def test_feedback_text_and_html():
+    wrong = _quiz().answer("b")
+    assert wrong.to_text() == "(b) Not quite. no Try another answer."
+    assert 'data-correct="false"' in wrong.to_html()
+    right = Feedback("t", "a", True, "a <b> tag")
+    assert "Right." in right.to_html() and "&lt;b&gt;" in right.to_html()
+    assert "Try another" not in str(right)
+
+
+def test_text_hides_or_reveals_the_answers():
+    quiz = _quiz(source="somewhere")
+    assert "because" not in str(quiz) and "(b) wrong one" in str(quiz)
+    revealed = quiz.to_text()
+    assert "(a) right: because" in revealed and "(b) wrong: no" in revealed
+    assert "[somewhere]" in revealed
+
+
+def test_check_answers_in_code():
+    assert check(_quiz(), "a").correct
+
+
+@pytest.mark.parametrize("quiz_id", sorted(QUIZZES))
+def test_every_lesson_question_explains_every_answer(quiz_id):
+    quiz = QUIZZES[quiz_id]
+    assert quiz.id == quiz_id
+    assert quiz.question.endswith("?")
+    for choice in quiz.choices:
+        assert len(choice.why) > 30, f"{quiz_id}: {choice.text!r} needs an explanation"
+
+
+def test_the_knowledge_check_starts_with_the_source_question():
+    assert KNOWLEDGE_CHECK[0] == SOURCE_QUESTION == "in_place_overwrite"
+    assert len(KNOWLEDGE_CHECK) >= 4 and len(set(KNOWLEDGE_CHECK)) == len(KNOWLEDGE_CHECK)
+    assert all(q in QUIZZES for q in KNOWLEDGE_CHECK)
+    source = QUIZZES[SOURCE_QUESTION]
+    assert "in place" in source.question or "straight over" in source.question
+    assert "half-written" in source.choices[source.letters.index(source.right_letter)].text
+
+
+def test_the_b_only_question_in_part_2_has_b_as_its_answer():
+    # lessons/README.md tells the browser test so.
+    assert QUIZZES["b_only_tool_window"].right_letter == "b"
+
+
+def test_quiz_view_shows_feedback_on_choice_and_keeps_the_first_try():
+    view = show_quiz("b_only_tool_window")
+    assert isinstance(view, QuizView)
+    assert {"cl-quiz", "cl-quiz-b-only-tool-window"} <= set(view._dom_classes)
+    assert "cl-quiz-choices" in view.choices._dom_classes
+    assert "cl-quiz-feedback" in view.feedback._dom_classes
+    assert view.choices.index is None and "Choose an answer" in view.feedback.value
+    view.choose("a")
+    assert 'data-correct="false"' in view.feedback.value and "Not quite" in view.feedback.value
+    view.choose("b")
+    assert 'data-correct="true"' in view.feedback.value
+    assert view.first_answer_correct is False
+
+
+def test_quiz_view_text_fallback_is_the_question_with_answers():
+    view = show_quiz("power_loss")
+    bundle = view._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert bundle["text/plain"] == QUIZZES["power_loss"].to_text()
+
+
+def test_knowledge_check_counts_first_tries():
+    check_view = show_knowledge_check()
+    assert isinstance(check_view, KnowledgeCheck)
+    assert "cl-knowledge-check" in check_view._dom_classes
+    assert "0 of 0 answered" in check_view.score.value
+    first, second = check_view.views[:2]
+    first.choose(QUIZZES[KNOWLEDGE_CHECK[0]].right_letter)
+    wrong = next(letter for letter in second.quiz.letters if letter != second.quiz.right_letter)
+    second.choose(wrong)
+    second.choose(second.quiz.right_letter)
+    assert "1 of 2 answered" in check_view.score.value
+    text = check_view._repr_mimebundle_()["text/plain"]
+    assert text.startswith("Question 1. ") and f"Question {len(KNOWLEDGE_CHECK)}." in text

@@ -1,0 +1,177 @@
+"""The timeline widget, the checkpoint view, the scene helpers and the loop variants."""
+
+from __future__ import annotations
+
+import ast
+import html
+import json
+
+import pytest
+
+from graders.resume import SIX_FIELDS
+from graders.teaching.checkpoint_view import FIELD_PURPOSES, CheckpointView, summarize_message
+from graders.teaching.scene import describe_run, ledger_lines, ran_twice, without
+from graders.teaching.timeline import build_timeline
+from graders.teaching.variants import (
+    SAVE_POINTS,
+    WRITE_MODES,
+    VariantError,
+    function_source,
+    load_function,
+    source_path,
+    variant,
+    variant_source,
+)
+from graders.teaching.widgets import TimelineView, disk_html, strip_html
+
+
+@pytest.fixture(scope="module")
+def timeline():
+    return build_timeline("support-tickets")
+
+
+@pytest.fixture()
+def view(timeline):
+    return TimelineView(timeline)
+
+
+def test_the_timeline_widget_has_the_classes_the_browser_test_uses(view):
+    assert "cl-timeline" in view._dom_classes
+    for widget, cls in [(view.crash_point, "cl-crash-point"), (view.save_points, "cl-save-points"),
+                        (view.write_mode, "cl-write-mode"), (view.disk, "cl-disk-view"),
+                        (view.resume, "cl-resume-view"), (view.strip, "cl-timeline-strip")]:
+        assert cls in widget._dom_classes
+    assert list(view.save_points.options) == list(SAVE_POINTS)
+    assert list(view.write_mode.options) == list(WRITE_MODES)
+    assert len(view.crash_point.options) == len(view.timeline.moments) == 10
+
+
+def test_it_opens_on_the_starter_killed_while_tool_2_runs(view):
+    assert view.current.moment.id == "tool_2"
+    assert (view.save_points.value, view.write_mode.value) == ("B only", "in place")
+    assert "On disk:</b> <span class=\"cl-disk-headline\">no trace" in view.disk.value
+    assert 'data-disk="no-trace"' in view.disk.value
+
+
+def test_every_toggle_redraws_the_disk_view(view, timeline):
+    view.save_points.value = "A and B"
+    assert 'data-disk="checkpoint"' in view.disk.value
+    assert "checkpoint.json, readable" in view.disk.value
+    assert 'cl-field cl-field-highlight" data-field="pendingToolUse"' in view.disk.value
+    view.crash_point.value = timeline.moment("save_B_1").index
+    view.write_mode.value = "in place"
+    assert 'data-disk="torn-json"' in view.disk.value and "torn JSON" in view.disk.value
+    assert "cut here" in view.disk.value
+    view.write_mode.value = "temp + rename"
+    assert 'data-disk="checkpoint"' in view.disk.value and ".tmp" in view.disk.value
+    assert "What resume concludes:" in view.resume.value
+    assert "Moment 4 of 10" in view.moment_label.value
+
+
+def test_a_b_only_loop_says_it_does_not_save_at_point_a(view, timeline):
+    view.crash_point.value = timeline.moment("save_A_2").index
+    assert "does not save at this moment" in view.loop.value
+    assert "opacity:0.45" in strip_html(timeline, 0, "B only", "in place")
+    assert "opacity" not in strip_html(timeline, 0, "A and B", "in place")
+
+
+def test_the_timeline_text_fallback(view):
+    text = view._repr_mimebundle_()["text/plain"]
+    assert text.startswith("Crash timeline of support-tickets")
+    assert "Killed at: tool 2 running: build_table" in text
+    assert "no trace of the call in flight" in text
+
+
+def test_disk_html_escapes_what_it_shows(timeline):
+    state = timeline.state("save_B_2", "B only", "in place")
+    page = disk_html(state)
+    assert state.disk.kind == "torn JSON" and '"' in state.disk.text[-160:]
+    assert html.escape(state.disk.text[-160:]) in page
+
+
+def test_checkpoint_view_highlights_and_marks_missing_fields():
+    checkpoint = {"version": 1, "task": "a <task>", "turns": 2, "messages": [
+        {"role": "user", "content": "a <task>"},
+        {"role": "assistant", "content": [{"type": "text", "text": "hi"}, {
+            "type": "tool_use", "id": "toolu_1", "name": "list_tickets", "input": {"p": 1}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+                                      "content": "x" * 1234}]},
+    ], "pendingToolUse": None, "extra": True}
+    view = CheckpointView(checkpoint, highlight=["turns"], notes={"turns": "two done"})
+    text = view.to_text()
+    assert ">> turns: 2   <- two done" in text
+    assert "   tokensUsed: (missing)" in text
+    assert "[2] user: tool_result for toolu_1 (1,234 chars)" in text
+    assert "extra: true" in text
+    page = view._repr_html_()
+    assert 'class="cl-field cl-field-highlight" data-field="turns"' in page
+    assert "(missing)" in page and "a &lt;task&gt;" in page and "<task>" not in page
+
+
+def test_messages_summaries():
+    assert summarize_message({"role": "user", "content": "hello"}) == "user: 'hello'"
+    line = summarize_message({"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": "build_table", "input": {"a": [1, 2]}}]})
+    assert line == 'assistant: tool_use build_table({"a":[1,2]}) id t1'
+    assert summarize_message(42) == "42"
+
+
+def test_field_purposes_cover_the_six_fields():
+    assert tuple(FIELD_PURPOSES) == SIX_FIELDS
+
+
+def test_without_copies_and_names_unknown_fields():
+    checkpoint = {"version": 1, "messages": [1]}
+    assert without(checkpoint, "version") == {"messages": [1]}
+    assert checkpoint == {"version": 1, "messages": [1]}
+    with pytest.raises(KeyError, match="no field 'task'"):
+        without(checkpoint, "task")
+
+
+def test_ledger_helpers(timeline):
+    obs = timeline.state("tool_2", "B only", "in place").observation
+    assert ledger_lines(obs.ledger)[0] == "1. list_tickets"
+    assert ledger_lines([{"name": "x"}]) == ["1. x (killed before it returned)"]
+    assert ran_twice(obs.ledger, [("build_table", obs.ledger[1]["input"])]) == ["build_table"]
+    assert ran_twice(obs.ledger, [("build_table", {"other": 1})]) == []
+    text = describe_run(obs)
+    assert "killed_during_tool_2" in text and "Ledger (tools that really ran)" in text
+
+
+@pytest.mark.parametrize("save_points", SAVE_POINTS)
+@pytest.mark.parametrize("write_mode", WRITE_MODES)
+def test_each_variant_takes_each_function_from_the_right_file(save_points, write_mode):
+    source = variant_source(save_points, write_mode)
+    tree = ast.parse(source)
+    functions = {n.name: ast.get_source_segment(source, n) for n in tree.body
+                 if isinstance(n, ast.FunctionDef)}
+    save_from = "starter" if write_mode == "in place" else "reference"
+    loop_from = "starter" if save_points == "B only" else "reference"
+    assert functions["save_checkpoint"] == function_source(save_from, "save_checkpoint")
+    assert functions["run_agent"] == function_source(loop_from, "run_agent")
+    assert variant(save_points, write_mode).problem() is None
+
+
+def test_the_corner_variants_are_the_files_themselves(repo_root):
+    starter = (repo_root / "tests/fixtures/submissions/starter_fails_all.py").read_text()
+    assert variant_source("B only", "in place") == starter
+    assert variant_source("A and B", "temp + rename") == source_path("reference").read_text()
+
+
+def test_bad_toggles_and_sources_are_named():
+    with pytest.raises(VariantError, match="save points must be one of"):
+        variant("A only", "in place")
+    with pytest.raises(VariantError, match="write mode must be one of"):
+        variant("B only", "copy")
+    with pytest.raises(VariantError, match="unknown source"):
+        source_path("mine")
+    with pytest.raises(VariantError, match="defines no function"):
+        function_source("starter", "resume")
+
+
+def test_load_function_gives_the_reference_save(tmp_path, monkeypatch):
+    save = load_function("reference", "save_checkpoint")
+    monkeypatch.chdir(tmp_path)
+    save({"version": 1})
+    assert json.loads((tmp_path / "checkpoint.json").read_text()) == {"version": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["checkpoint.json"]
