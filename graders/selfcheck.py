@@ -22,7 +22,8 @@ MAX_POINT_ROWS = 6
 
 @dataclass(frozen=True)
 class Row:
-    """One line of the table: ``name`` is a check id, or a crash point id under its check."""
+    """One line of the table: ``name`` is a check id, or a crash point id under its check (on the
+    check's scenario)."""
 
     name: str
     status: str
@@ -71,8 +72,7 @@ class ResultTable:
             rows.append(Row(check.id, f"{status} {_num(result.points_earned)}/{check.points}",
                             f"{check.title[0].upper()}{check.title[1:]}. {message}"))
             for verdict in failed[:MAX_POINT_ROWS]:
-                rows.append(Row(f"{verdict.scenario} / {verdict.point}", "FAIL", verdict.message,
-                                level=1))
+                rows.append(Row(verdict.point, "FAIL", verdict.message, level=1))
             if len(failed) > MAX_POINT_ROWS:
                 rows.append(Row("...", "", f"{len(failed) - MAX_POINT_ROWS} more crash points "
                                 "failed; fix the ones above first", level=1))

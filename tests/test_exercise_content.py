@@ -207,7 +207,7 @@ def test_notebook_runs_top_to_bottom_in_a_kernel(name, variant, tmp_path):
         assert not errors, f"{grade_id}: {errors[0]['ename']}: {errors[0]['evalue']}"
         stderr = [o["text"] for o in cell.outputs
                   if o["output_type"] == "stream" and o["name"] == "stderr"]
-        assert not stderr, f"{grade_id} wrote to stderr (nbgrader zeroes such a test cell): {stderr}"
+        assert not stderr, f"{grade_id} wrote to stderr (nbgrader zeroes a test cell): {stderr}"
         if meta(cell).get("grade") and not CHECKS[grade_id].hidden:
             shown = " ".join(_text(o) for o in cell.outputs)
             want = "PASS" if variant == "reference" else "FAIL"

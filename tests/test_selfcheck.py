@@ -1,0 +1,134 @@
+"""graders.selfcheck: the self-check table, as text and as HTML, and self_check on live code."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from graders.checks import CHECKS, CheckResult
+from graders.selfcheck import MAX_POINT_ROWS, ResultTable, self_check
+from graders.verdict import Verdict
+from tests.conftest import ROOT
+
+
+def verdict(point: str, passed: bool, message: str, problems=("in_place_write",)) -> Verdict:
+    kind = "no_crash" if point == "no_crash" else point.rsplit("_save_", 1)[0]
+    return Verdict("support-tickets", point, kind, passed, message,
+                   {"problems": [] if passed else list(problems)})
+
+
+def failing_atomic(n: int = 2) -> CheckResult:
+    verdicts = [verdict(f"torn_write_save_{i}", False, f"torn save {i} <b>half</b>")
+                for i in range(1, n + 1)]
+    verdicts.append(verdict("no_crash", True, "ran to the end"))
+    return CheckResult("l2_atomic_save", False, 0, "full message; At torn_write_save_1: torn",
+                       verdicts, summary="2 of 2 failed.")
+
+
+class _Cells(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.rows: list[list[str]] = []
+        self.tags: list[str] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self.rows[-1].append("".join(self._cell))
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def test_text_table_lists_each_check_and_each_failed_crash_point():
+    passing = CheckResult("l2_save_point_a", True, 3, "every tool accounted for", [])
+    table = ResultTable([failing_atomic(), passing], hidden=[CHECKS["l2_atomic_save_hidden"]],
+                        title="Self-check")
+    text = str(table)
+    lines = text.splitlines()
+    assert lines[0] == "Self-check"
+    assert lines[1].split() == ["check", "/", "crash", "point", "result", "message"]
+    assert any(line.startswith("l2_atomic_save ") and "FAIL 0/3" in line for line in lines)
+    assert any(line.startswith("  torn_write_save_2 ") for line in lines)
+    assert "torn save 2 <b>half</b>" in text  # text is not escaped
+    assert "2 of 2 failed." in text and "full message" not in text  # the summary, points below
+    assert any(line.startswith("l2_save_point_a ") and "PASS 3/3" in line for line in lines)
+    assert "no_crash" not in text  # a passing crash point is not listed
+    assert "when graded" in text and "long-migration" in text
+    assert lines[-1] == ("1 of 2 checks passed, 3 of 6 points; 1 hidden checks run when your "
+                         "work is graded.")
+    assert not table.passed and table.points == (3, 6)
+
+
+def test_html_table_escapes_messages_and_has_the_same_rows():
+    table = ResultTable([failing_atomic()])
+    html = table._repr_html_()
+    assert "<b>half</b>" not in html and "&lt;b&gt;half&lt;/b&gt;" in html
+    parser = _Cells()
+    parser.feed(html)
+    assert parser.rows[0] == ["check / crash point", "result", "message"]
+    assert [r[0] for r in parser.rows[1:]] == [r.name for r in table.rows()]
+    assert [r[1] for r in parser.rows[1:]] == [r.status for r in table.rows()]
+    assert "script" not in parser.tags
+
+
+def test_a_crash_point_that_only_shows_the_other_fix_is_not_listed():
+    tolerated = verdict("torn_write_save_1", False, "no save point A", problems=["no_save_point_a"])
+    result = CheckResult("l2_atomic_save", False, 0, "msg", [tolerated,
+                         verdict("torn_write_save_2", False, "torn")], summary="1 of 2 failed.")
+    names = [r.name for r in ResultTable([result]).rows()]
+    assert names == ["l2_atomic_save", "torn_write_save_2"]
+
+
+def test_many_failed_crash_points_are_capped():
+    rows = ResultTable([failing_atomic(MAX_POINT_ROWS + 3)]).rows()
+    assert len(rows) == 1 + MAX_POINT_ROWS + 1
+    assert rows[-1].message.startswith("3 more crash points failed")
+
+
+def test_one_result_shows_itself_as_a_table():
+    result = failing_atomic()
+    assert "  torn_write_save_1 " in str(result)
+    assert "<table" in result._repr_html_()
+    assert repr(result) == "<CheckResult l2_atomic_save FAIL 0/3>"
+
+
+def _namespace(path: Path) -> dict:
+    namespace: dict = {"__name__": "__main__"}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    return namespace
+
+
+@pytest.mark.parametrize("notebook, reference, starter", [
+    ("01_incomplete_checkpoint", "solutions/level1_reference.py",
+     "tests/fixtures/submissions/level1_starter.py"),
+    ("02_two_latent_failures", "solutions/level2_reference.py",
+     "tests/fixtures/submissions/starter_fails_all.py"),
+])
+def test_self_check_runs_the_visible_checks_on_live_code(notebook, reference, starter, tmp_path,
+                                                         monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    good = self_check(_namespace(ROOT / reference), notebook)
+    assert good.passed and [r.check_id for r in good.results] == [
+        c.id for c in CHECKS.values() if c.notebook == notebook and not c.hidden]
+    assert {c.id for c in good.hidden} == {
+        c.id for c in CHECKS.values() if c.notebook == notebook and c.hidden}
+    bad = self_check(_namespace(ROOT / starter), notebook)
+    assert not bad.passed and bad.points[0] == 0
+    assert "FAIL" in str(bad)
+
+
+def test_self_check_needs_an_exercise_notebook_name():
+    with pytest.raises(ValueError, match="unknown exercise notebook"):
+        self_check({}, "lesson")
