@@ -21,6 +21,7 @@ import ast
 import copy
 import inspect
 import json
+import os
 import re
 import subprocess
 import sys
@@ -34,6 +35,7 @@ __all__ = [
     "Check",
     "CheckResult",
     "NOTEBOOKS",
+    "GRADING_ENV",
     "ANSWER_CELLS",
     "NotebookError",
     "read_notebook",
@@ -101,6 +103,9 @@ _SAVE_POINT_A = dict(tolerates=WRITE_PROBLEMS, other="l2_atomic_save",
                      success="after every crash checkpoint.json accounted for every tool that "
                      "had run",
                      tolerated_words="that a save is not atomic")
+
+#: Set to "1" in a grading kernel's environment: run_check then runs nothing (see run_check).
+GRADING_ENV = "CHECKPOINT_LAB_GRADING"
 
 #: How long the Level 1 answer cell may run in its fresh process, in seconds.
 ANSWER_CELL_TIMEOUT = 20.0
@@ -915,10 +920,17 @@ def run_check(check_id: str, namespace: dict) -> None:
     (HTML in JupyterLab, text elsewhere). A hidden check only says that it runs when the work is
     graded. The result is for the student's information: grading recomputes every verdict
     outside the kernel. Never raises for a wrong answer, and writes nothing to stderr.
+
+    When the environment variable ``CHECKPOINT_LAB_GRADING`` is ``1`` (set by the grading
+    pipeline for the kernel it runs a submission in), nothing runs: the verdict is computed
+    outside the kernel and written into this cell's outputs instead.
     """
     if check_id not in CHECKS:
         raise KeyError(f"unknown check {check_id!r}; one of {sorted(CHECKS)}")
     check = CHECKS[check_id]
+    if os.environ.get(GRADING_ENV) == "1":
+        print(f"Check {check.id} ({check.title}) is graded outside this kernel.")
+        return
     if check.hidden:
         print(f"Hidden check {check.id} ({check.points} points, {check.title}): it "
               f"{check.description}. Nothing runs here; the visible checks above show how your "

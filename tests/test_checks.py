@@ -185,7 +185,8 @@ def test_a_starter_that_patches_things_earns_what_its_code_earns(cheat):
     'MISSING_FIELDS = {"version", "task", "turns", "tokensUsed", "pendingToolUse"}',
     'MISSING_FIELDS = ["pendingToolUse", "tokensUsed", "turns", "task", "version"]',
     'MISSING_FIELDS = set("version task turns tokensUsed pendingToolUse".split())',
-], ids=["set", "list", "computed"])
+    'from graders.resume import SIX_FIELDS\nMISSING_FIELDS = set(SIX_FIELDS) - {"messages"}',
+], ids=["set", "list", "computed", "from_graders"])
 def test_the_five_missing_fields_pass(answer):
     result = level1(answer)["l1_missing_fields"]
     assert result.passed and result.points_earned == 2, result.message
@@ -257,6 +258,12 @@ def test_level1_saves(name, expected):
     assert not result.passed
     for text in expected:
         assert text in result.message, result.message
+
+
+def test_level1_save_that_hangs_is_stopped():
+    save = "def save_checkpoint(state):\n    while True:\n        pass\n"
+    result = level1(save=save, timeout=1)["l1_saves_all_six"]
+    assert not result.passed and "still running after 1 s" in result.message
 
 
 def test_level1_save_that_raises_or_is_missing():
@@ -360,6 +367,14 @@ def test_run_check_shows_the_result_and_a_hidden_check_says_when_it_runs(capsys)
     assert "runs only when" not in out and "when your work is graded" in out and err == ""
     result = evaluate_check("l2_save_point_a", {})
     assert not result.passed and "save_checkpoint is not defined" in result.message
+
+
+def test_run_check_runs_nothing_in_a_grading_kernel(capsys, monkeypatch):
+    monkeypatch.setenv("CHECKPOINT_LAB_GRADING", "1")
+    run_check("l2_atomic_save", {"save_checkpoint": None})
+    out, err = capsys.readouterr()
+    assert out.strip() == "Check l2_atomic_save (an atomic save) is graded outside this kernel."
+    assert err == ""
 
 
 def test_checks_for_each_notebook_cover_the_brief():
