@@ -208,3 +208,17 @@ def test_each_loop_fails_the_checker_for_exactly_its_own_mistakes(save_points, w
     found = {p for v in verdicts for p in v.evidence.get("problems", [])}
     assert found == problems, [str(v) for v in verdicts if not v.passed]
     assert all(v.passed for v in verdicts) == (not problems)
+
+
+@pytest.mark.parametrize("save_points,write_mode,fixture", [
+    ("B only", "temp + rename", "no_save_point_a.py"),
+    ("A and B", "in place", "in_place_write.py"),
+])
+def test_the_middle_loops_behave_like_the_harness_fixtures_of_the_same_mistake(
+        repo_root, save_points, write_mode, fixture):
+    from graders.submission import Submission
+
+    ours = run_matrix(variant(save_points, write_mode), SCENARIO)
+    theirs = run_matrix(
+        Submission.from_file(repo_root / "tests" / "fixtures" / "submissions" / fixture), SCENARIO)
+    assert [(v.point, v.passed) for v in ours] == [(v.point, v.passed) for v in theirs]

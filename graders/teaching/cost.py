@@ -173,6 +173,7 @@ def plot_save_cost(measurement: CostMeasurement, *, tool_latency: float = TOOL_L
     global state. Display it in a notebook with ``figure_png(fig)``.
     """
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     saves = measurement.saves
     turns = list(range(1, measurement.turns + 1))
@@ -198,6 +199,8 @@ def plot_save_cost(measurement: CostMeasurement, *, tool_latency: float = TOOL_L
     right.set_xlabel("loop turn")
     right.set_ylabel("MB per save")
     right.set_title("bytes per save, and written in total")
+    for axes in (left, right):
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     total = right.twinx()
     cumulative = [b / 1e6 for b in measurement.cumulative_bytes()]
     total.plot(turns, cumulative, color="tab:red", linewidth=1.5, label="written in total")

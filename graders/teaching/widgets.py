@@ -134,6 +134,16 @@ def resume_html(state: TimelineState) -> str:
     return f"<p><b>What resume concludes:</b> {html.escape(state.conclusion)}</p>"
 
 
+def _strip_label(moment) -> str:
+    if moment.kind == "save":
+        return f"save {moment.phase}{moment.k}"
+    if moment.kind == "model_call":
+        return f"model {moment.k}"
+    if moment.kind == "tool":
+        return f"tool {moment.k}"
+    return "end"
+
+
 def strip_html(timeline: Timeline, index: int, save_points: str, write_mode: str) -> str:
     """A row of the run's moments, coloured by what a crash there leaves, ``index`` outlined."""
     cells = []
@@ -145,7 +155,8 @@ def strip_html(timeline: Timeline, index: int, save_points: str, write_mode: str
         cells.append(
             f'<div title="{html.escape(moment.label)}: {html.escape(state.disk.kind)}" '
             f'style="flex:1;min-width:1.6em;height:1.6em;background:{colour};border:{border};'
-            f'{style}text-align:center;font-size:75%;line-height:1.6em">{moment.index + 1}</div>'
+            f'{style}text-align:center;font-size:75%;line-height:1.6em;overflow:hidden;'
+            f'white-space:nowrap">{moment.index + 1}. {html.escape(_strip_label(moment))}</div>'
         )
     legend = " &nbsp; ".join(
         f'<span style="background:{c};padding:0 0.4em">{html.escape(k)}</span>'
