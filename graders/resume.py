@@ -153,8 +153,8 @@ def _load(checkpoint: Any, report: ResumeReport) -> dict | None:
     if isinstance(checkpoint, bytes):
         checkpoint = checkpoint.decode("utf-8", errors="replace")
     if isinstance(checkpoint, os.PathLike) or (
-        isinstance(checkpoint, str) and not checkpoint.lstrip().startswith(("{", "["))
-        and "\n" not in checkpoint
+        isinstance(checkpoint, str) and checkpoint.strip()
+        and not checkpoint.lstrip().startswith(("{", "[")) and "\n" not in checkpoint
     ):
         path = Path(checkpoint)
         if not path.exists():
@@ -163,8 +163,14 @@ def _load(checkpoint: Any, report: ResumeReport) -> dict | None:
                 "start over from zero."
             )))
             return None
-        report.steps.append(f"Read {path} ({path.stat().st_size:,} bytes).")
-        checkpoint = path.read_text(encoding="utf-8", errors="replace")
+        try:
+            checkpoint = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as err:
+            report.problems.append(Problem(None, (
+                f"{path} could not be read ({err.strerror}): nothing to resume from."
+            )))
+            return None
+        report.steps.append(f"Read {path} ({len(checkpoint.encode()):,} bytes).")
     if not isinstance(checkpoint, str):
         report.problems.append(Problem(None, (
             f"resume was given a {type(checkpoint).__name__}; it reads a checkpoint as a dict, "

@@ -215,9 +215,17 @@ def test_a_torn_checkpoint_is_reported_not_raised(tickets):
 def test_no_checkpoint_file_is_reported(tmp_path):
     report = resume(tmp_path / "checkpoint.json")
     assert "nothing to resume from" in report.problem(None).message
+    assert "there is no checkpoint.json" in resume(None).problem(None).message
 
 
-@pytest.mark.parametrize("bad", [[1, 2], 42, "[]", "null", b"\xff\xfe{", object()])
+def test_an_empty_file_is_a_torn_write(tmp_path):
+    (tmp_path / "checkpoint.json").write_text("")
+    for given in (tmp_path / "checkpoint.json", ""):
+        assert "not valid JSON" in resume(given).problem(None).message
+
+
+@pytest.mark.parametrize("bad", [[1, 2], 42, "[]", "null", b"\xff\xfe{", object(), "", "  ",
+                                 "."])
 def test_resume_never_raises_on_nonsense(bad):
     report = resume(bad)
     assert isinstance(report, ResumeReport) and not report.ok
