@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -84,6 +86,16 @@ show_timeline(timeline, moment="tool_2", save_points="B only", write_mode="in pl
 # 4. With "B only", the moments "save point A" are greyed out in the strip: that loop does not
 #    save there.
 #
+# What the "save points" toggle changes, line by line (the reference also counts `tokensUsed`,
+# which the starter forgets; the "write mode" toggle swaps `save_checkpoint` the same way, and
+# part 3 shows both versions):
+
+# %%
+from graders.teaching.variants import toggle_diff
+
+Code(toggle_diff("save points"), language="diff")
+
+# %% [markdown]
 # Where the timeline cannot be shown (a viewer without widgets), its table is printed instead. The
 # same facts, as plain text, for the moment the starter's exposure is worst:
 

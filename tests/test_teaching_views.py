@@ -19,6 +19,7 @@ from graders.teaching.variants import (
     function_source,
     load_function,
     source_path,
+    toggle_diff,
     variant,
     variant_source,
 )
@@ -175,3 +176,17 @@ def test_load_function_gives_the_reference_save(tmp_path, monkeypatch):
     save({"version": 1})
     assert json.loads((tmp_path / "checkpoint.json").read_text()) == {"version": 1}
     assert [p.name for p in tmp_path.iterdir()] == ["checkpoint.json"]
+
+
+def test_toggle_diff_shows_the_lines_each_toggle_swaps():
+    loop = toggle_diff("save points")
+    assert loop.startswith("--- run_agent, B only (the starter)")
+    assert any(line.startswith("+") and 'state["pendingToolUse"] = None' in line
+               for line in loop.splitlines())
+    assert '"""' not in loop, "docstrings are left out of the diff"
+    save = toggle_diff("write mode")
+    assert any(line.startswith("+") and "os.replace(" in line for line in save.splitlines())
+    assert any(line.startswith("-") and 'open("checkpoint.json", "w")' in line
+               for line in save.splitlines())
+    with pytest.raises(VariantError, match="the toggles are"):
+        toggle_diff("colour")

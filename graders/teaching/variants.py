@@ -15,6 +15,7 @@ source tree (the lessons run from a clone of it).
 from __future__ import annotations
 
 import ast
+import difflib
 import types
 from functools import cache
 from pathlib import Path
@@ -34,6 +35,7 @@ __all__ = [
     "variant",
     "no_checkpoint",
     "NO_CHECKPOINT_SAVE",
+    "toggle_diff",
 ]
 
 #: The save-points toggle: save only at B, or at A and B.
@@ -178,3 +180,30 @@ def no_checkpoint() -> Submission:
         "", *header, "", "", NO_CHECKPOINT_SAVE, "", function_source("reference", "run_agent"), "",
     ])
     return Submission.from_source(source, name="no checkpoint", filename="<no checkpoint>")
+
+
+def _without_docstring(source: str) -> list[str]:
+    lines = source.splitlines(keepends=True)
+    body = ast.parse(source).body[0].body
+    first = body[0] if body else None
+    if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)):
+        del lines[first.lineno - 1:first.end_lineno]
+    return lines
+
+
+def toggle_diff(toggle: str) -> str:
+    """What one toggle changes, as a unified diff of the one function it swaps.
+
+    ``"save points"`` swaps ``run_agent`` ("B only" is the starter's, "A and B" the
+    reference's); ``"write mode"`` swaps ``save_checkpoint``.
+    """
+    functions = {"save points": "run_agent", "write mode": "save_checkpoint"}
+    if toggle not in functions:
+        raise VariantError(f"the toggles are {', '.join(functions)}, not {toggle!r}")
+    function = functions[toggle]
+    before = _without_docstring(function_source("starter", function))
+    after = _without_docstring(function_source("reference", function))
+    old, new = ("B only", "A and B") if toggle == "save points" else ("in place", "temp + rename")
+    return "".join(difflib.unified_diff(before, after, f"{function}, {old} (the starter)",
+                                        f"{function}, {new} (the reference)", n=2))
