@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -33,7 +35,8 @@
 # You need Lesson 1 (memory versus execution state) and the `stop_reason` loop. Every crash in
 # these notebooks is real: the course's crash harness runs a loop in a child process against a
 # deterministic fake model and kills it, and what you see is what it found on disk. Run the
-# cells from the top.
+# cells from the top. (The harness kills and tears runs with POSIX tools: Linux or macOS. On
+# Windows, use WSL or a Linux container; the cells then say so instead of showing a crash.)
 
 # %% [markdown]
 # ## The scene lives in memory

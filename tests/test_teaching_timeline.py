@@ -222,3 +222,13 @@ def test_the_middle_loops_behave_like_the_harness_fixtures_of_the_same_mistake(
     theirs = run_matrix(
         Submission.from_file(repo_root / "tests" / "fixtures" / "submissions" / fixture), SCENARIO)
     assert [(v.point, v.passed) for v in ours] == [(v.point, v.passed) for v in theirs]
+
+
+def test_a_platform_without_the_harness_gets_a_clear_error_not_a_made_up_timeline(monkeypatch):
+    import graders.teaching.timeline as timeline_module
+    from graders.harness import HarnessError
+
+    monkeypatch.setattr(timeline_module, "unsupported_reason",
+                        lambda: "The crash harness needs Linux or macOS.")
+    with pytest.raises(HarnessError, match="needs Linux or macOS"):
+        timeline_module.build_timeline(SCENARIO)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fake_llm import load_scenario
-from graders.harness import Harness
+from graders.harness import Harness, HarnessError, unsupported_reason
 from graders.observation import Observation
 from graders.resume import ResumeReport, resume
 from graders.teaching.variants import SAVE_POINTS, WRITE_MODES, variant, variant_name
@@ -330,6 +330,11 @@ def _run_variant(scenario: str, save_points: str, write_mode: str, moments: list
             if point not in ran:
                 ran[point] = harness.run_point(scenario, point)
             obs = ran[point]
+            if obs.ended != ("finished" if point == "no_crash" else "killed"):
+                raise HarnessError(
+                    f"the {variant_name(save_points, write_mode)} loop did not run as planned "
+                    f"at {point}: it {obs.detail or obs.ended}. The timeline shows only real "
+                    "crash runs, so it stops here.")
             disk = _disk(moment, obs, sc)
             report = resume(obs.checkpoint, scenario=scenario)
             states[(moment.id, save_points, write_mode)] = TimelineState(
@@ -343,8 +348,13 @@ def build_timeline(scenario: str = "support-tickets", *, timeout: float | None =
     """Run the four loops through the crash harness at every moment of ``scenario``.
 
     The four loops run side by side (one harness runner each); on a 2-core machine this takes
-    well under two seconds for ``support-tickets``.
+    about a second for ``support-tickets``. Raises `graders.harness.HarnessError`, saying why,
+    on a platform without the harness's POSIX techniques or when a run does not go as planned:
+    the timeline never shows a state the harness did not really produce.
     """
+    reason = unsupported_reason()
+    if reason:
+        raise HarnessError(reason)
     moments = _moments(scenario)
     combos = [(sp, wm) for sp in SAVE_POINTS for wm in WRITE_MODES]
     states: dict[tuple[str, str, str], TimelineState] = {}
