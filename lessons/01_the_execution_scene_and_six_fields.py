@@ -36,7 +36,7 @@
 # these notebooks is real: the course's crash harness runs a loop in a child process against a
 # deterministic fake model and kills it, and what you see is what it found on disk. Run the
 # cells from the top. (The harness kills and tears runs with POSIX tools: Linux or macOS. On
-# Windows, use WSL or a Linux container; the cells then say so instead of showing a crash.)
+# Windows the harness says so and the crash cells cannot run: use WSL or a Linux container.)
 
 # %% [markdown]
 # ## The scene lives in memory
