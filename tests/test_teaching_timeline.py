@@ -232,3 +232,37 @@ def test_a_platform_without_the_harness_gets_a_clear_error_not_a_made_up_timelin
                         lambda: "The crash harness needs Linux or macOS.")
     with pytest.raises(HarnessError, match="needs Linux or macOS"):
         timeline_module.build_timeline(SCENARIO)
+
+
+def test_the_claims_of_part_1_on_real_checkpoints_from_the_harness():
+    from graders.resume import resume
+    from graders.teaching.scene import ran_twice, without
+
+    with Harness(variant("A and B", "temp + rename")) as harness:
+        during_tool_2 = harness.run_point(SCENARIO, "killed_during_tool_2")
+        before_call_2 = harness.run_point(SCENARIO, "killed_during_model_call_2")
+        migration = harness.run_point("long-migration", "killed_during_tool_4")
+    checkpoint = during_tool_2.state
+    assert set(checkpoint) == {"version", "task", "turns", "tokensUsed", "messages",
+                               "pendingToolUse"}
+    assert checkpoint["pendingToolUse"]["name"] == "build_table"
+    assert resume(checkpoint).ok and resume(checkpoint).finished
+    assert resume(dict(checkpoint, version=2)).outcome.startswith("Refused")
+
+    assert migration.state["turns"] == 3 and len(load_scenario("long-migration").tool_calls) == 8
+    kept = resume(migration.state, scenario="long-migration", max_turns=5)
+    lost = resume(without(migration.state, "turns"), scenario="long-migration", max_turns=5)
+    assert (kept.turns_run, lost.turns_run) == (5, 8)
+
+    threshold = migration.state["tokensUsed"] + 100
+    kept = resume(migration.state, scenario="long-migration", compaction_threshold=threshold)
+    lost = resume(without(migration.state, "tokensUsed"), scenario="long-migration",
+                  compaction_threshold=threshold)
+    assert kept.compaction_at_turn is not None and lost.compaction_at_turn is None
+
+    lost = resume(without(before_call_2.state, "messages"))
+    assert ran_twice(before_call_2.ledger, lost.ledger) == ["list_tickets"]
+
+    dangling = resume(without(checkpoint, "pendingToolUse"))
+    assert not dangling.finished and dangling.ledger == []
+    assert "does not see it" in dangling.problem("pendingToolUse").message
