@@ -51,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from graders.nbgrader_course import open_course
 
     quiet_sqlalchemy()
+    tqdm.monitor_interval = 0  # no monitor thread: the grading workers are forked
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: give at least 1")
     if not args.course.is_dir():

@@ -208,7 +208,9 @@ def autograde_students(course: Course, students: list[str], *, jobs: int | None 
     outcomes: dict[str, dict] = {}
     if not students:
         return outcomes
-    context = multiprocessing.get_context("spawn")
+    # fork where there is one (POSIX): workers start at once and need no importable __main__.
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context,
                                                 initializer=_worker_init,
                                                 initargs=(str(course.root),)) as pool:

@@ -1,0 +1,167 @@
+"""Benchmark: grading through nbgrader, measured in one run, printed as ratios.
+
+1. Autograding one submission (nbgrader's own Autograde with the course's tamper-proof
+   preprocessors, in process) divided by nbgrader autograding a one-cell notebook with its
+   default configuration (same run, same method). Goal: at most 1.5x.
+2. Grading 40 submissions with ``checkpoint-lab grade`` (parallel) against sequential
+   ``nbgrader autograde`` of the same 40 (one nbgrader command, nbgrader's own serial loop), each
+   in its own copy of the course. Goal: at least 1.7x faster on 2 cores.
+
+    .venv/bin/python benchmarks/bench_grading.py [--students 40] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import nbformat  # noqa: E402
+
+from graders.nbgrader_batch import quiet_sqlalchemy  # noqa: E402
+from graders.nbgrader_course import build_course, nbgrader_api  # noqa: E402
+from tests.fixtures.notebooks.submissions import (  # noqa: E402
+    LEVEL1,
+    LEVEL2,
+    REFERENCE1,
+    STARTER1,
+    _level1,
+    submission_notebook,
+)
+
+BIN = Path(sys.executable).parent
+ENV = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
+#: The mix of the 40: mostly honest attempts, some cheats and broken ones (no hang: a hang costs
+#: the cell timeout in both ways of grading and says nothing about either).
+MIX = ["reference", "starter", "fix_write_only", "fix_save_point_a_only", "reference",
+       "cheat_json_load", "os_exit", "renamed_function", "deleted_test_cell", "reference"]
+
+
+def _one_cell_course(folder: Path):
+    """A plain nbgrader course (default config) whose assignment is one notebook of one cell."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config import Config
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata.kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    cell = nbformat.v4.new_code_cell("assert 1 + 1 == 2")
+    cell.metadata.nbgrader = {"grade": True, "grade_id": "one", "locked": True, "points": 1,
+                              "schema_version": 3, "solution": False}
+    nb.cells = [cell]
+    (folder / "source" / "one").mkdir(parents=True)
+    nbformat.write(nb, folder / "source" / "one" / "one.ipynb")
+    config = Config()
+    coursedir = CourseDirectory(config=config, root=str(folder))
+    api = NbGraderAPI(coursedir=coursedir, config=config)
+    assert api.generate_assignment("one", force=True, create=True)["success"]
+    (folder / "submitted" / "s" / "one").mkdir(parents=True)
+    shutil.copy(folder / "release" / "one" / "one.ipynb", folder / "submitted" / "s" / "one")
+    return api
+
+
+def _time_autograde(api, assignment: str, student: str, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        result = api.autograde(assignment, student, force=True, create=True)
+        times.append(time.perf_counter() - started)
+        assert result["success"], result.get("log", "")[-2000:]
+    return statistics.median(times)
+
+
+def _write_submissions(folder: Path, release: Path, count: int) -> Path:
+    release2 = json.loads((release / f"{LEVEL2}.ipynb").read_text())
+    release1 = json.loads((release / f"{LEVEL1}.ipynb").read_text())
+    for i in range(count):
+        name = MIX[i % len(MIX)]
+        student = folder / f"s{i:02d}_{name}"
+        student.mkdir(parents=True)
+        (student / f"{LEVEL2}.ipynb").write_text(json.dumps(submission_notebook(name, release2)))
+        level1 = REFERENCE1 if name == "reference" else STARTER1
+        (student / f"{LEVEL1}.ipynb").write_text(json.dumps(_level1(release1, level1)))
+    return folder
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=40)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args(argv)
+    quiet_sqlalchemy()
+    os.environ["PATH"] = ENV["PATH"]
+    with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
+        tmp = Path(tmp)
+        course = build_course(tmp / "course")
+        release = course.release_dir
+
+        # 1. one submission vs a one-cell notebook, same method, same run
+        one_api = _one_cell_course(tmp / "onecell")
+        api = nbgrader_api(course.root)
+        release2 = json.loads((release / f"{LEVEL2}.ipynb").read_text())
+        release1 = json.loads((release / f"{LEVEL1}.ipynb").read_text())
+        for student, notebooks in [
+            ("both", {LEVEL2: submission_notebook("reference", release2),
+                      LEVEL1: _level1(release1, REFERENCE1)}),
+            ("level2", {LEVEL2: submission_notebook("reference", release2)}),
+        ]:
+            folder = course.submitted_dir(student)
+            folder.mkdir(parents=True)
+            for name, nb in notebooks.items():
+                (folder / f"{name}.ipynb").write_text(json.dumps(nb))
+        _time_autograde(one_api, "one", "s", 1)  # warm up imports and the kernel spec
+        one_cell = _time_autograde(one_api, "one", "s", args.repeat)
+        level2 = _time_autograde(api, "lesson2", "level2", args.repeat)
+        both = _time_autograde(api, "lesson2", "both", args.repeat)
+        one_cell_after = _time_autograde(one_api, "one", "s", args.repeat)
+        base = statistics.mean([one_cell, one_cell_after])
+        print(f"one-cell notebook, nbgrader defaults:     {base:6.2f} s (median of {args.repeat},"
+              f" before {one_cell:.2f} / after {one_cell_after:.2f})")
+        print(f"one submission, Level 2 notebook only:    {level2:6.2f} s  ratio "
+              f"{level2 / base:4.2f}x (goal <= 1.5x)")
+        print(f"one submission, both notebooks:           {both:6.2f} s  ratio "
+              f"{both / base:4.2f}x  ({both / 2 / base:4.2f}x per notebook)")
+
+        # 2. 40 submissions: checkpoint-lab grade vs sequential nbgrader autograde
+        subs = _write_submissions(tmp / "subs", release, args.students)
+        serial_course = tmp / "serial"
+        shutil.copytree(course.root, serial_course)
+        for student in sorted(p.name for p in subs.iterdir()):
+            shutil.copytree(subs / student, serial_course / "submitted" / student / "lesson2")
+        started = time.perf_counter()
+        proc = subprocess.run([str(BIN / "nbgrader"), "autograde", "lesson2"], cwd=serial_course,
+                              env=ENV, capture_output=True, text=True)
+        serial = time.perf_counter() - started
+        assert proc.returncode == 0, proc.stderr[-3000:]
+
+        parallel_course = tmp / "parallel"
+        shutil.copytree(course.root, parallel_course)
+        timings = {}
+        for label, extra in [("no feedback", ["--no-feedback"]), ("with feedback", [])]:
+            started = time.perf_counter()
+            proc = subprocess.run(
+                [str(BIN / "checkpoint-lab"), "grade", str(subs), "--course", str(parallel_course),
+                 "--csv", str(tmp / "scores.csv"), "--quiet", *extra],
+                env=ENV, capture_output=True, text=True)
+            timings[label] = time.perf_counter() - started
+            assert proc.returncode == 0, proc.stderr[-3000:]
+        print(f"{args.students} submissions, sequential nbgrader autograde: {serial:6.1f} s")
+        for label, seconds in timings.items():
+            print(f"{args.students} submissions, checkpoint-lab grade ({label}): {seconds:6.1f} s"
+                  f"  {serial / seconds:4.2f}x faster (goal >= 1.7x on 2 cores; "
+                  f"{os.cpu_count()} cores here)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
