@@ -69,8 +69,13 @@ show_quiz("claude_code_unit")
 # %%
 from IPython.display import Image
 
-from graders.teaching.cost import TOOL_LATENCY, figure_png, measure_save_cost, plot_save_cost
-from graders.teaching.cost import read_cost
+from graders.teaching.cost import (
+    TOOL_LATENCY,
+    figure_png,
+    measure_save_cost,
+    plot_save_cost,
+    read_cost,
+)
 
 measurement = measure_save_cost(turns=16)
 Image(figure_png(plot_save_cost(measurement, tool_latency=TOOL_LATENCY)))
