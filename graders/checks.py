@@ -41,6 +41,7 @@ __all__ = [
     "read_notebook",
     "run_check",
     "evaluate_check",
+    "in_grading_kernel",
     "grade_submission",
     "submission_from_notebook",
     "checks_for",
@@ -797,17 +798,26 @@ def _level2_problem(cells: dict | None, source: str) -> tuple[str | None, str | 
 
 
 def _run_level2(submission, checks: list[Check], timeout) -> dict[str, CheckResult]:
+    """Run ``checks`` on ``submission``: one harness per scenario, side by side for a source."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from graders.harness import DEFAULT_TIMEOUT, Harness
 
-    results = {}
-    with Harness(submission, timeout=DEFAULT_TIMEOUT if timeout is None else timeout) as harness:
-        for scenario in dict.fromkeys(c.scenario for c in checks):
-            kinds = {"no_crash", *(k for c in checks if c.scenario == scenario for k in c.kinds)}
-            verdicts = harness.run_matrix(scenario, kinds)
-            for check in checks:
-                if check.scenario == scenario:
-                    results[check.id] = _judge_matrix(check, verdicts)
-    return results
+    timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+    scenarios = list(dict.fromkeys(c.scenario for c in checks))
+
+    def matrix(scenario: str) -> list:
+        kinds = {"no_crash", *(k for c in checks if c.scenario == scenario for k in c.kinds)}
+        with Harness(submission, timeout=timeout) as harness:
+            return harness.run_matrix(scenario, kinds)
+
+    if submission.in_process or len(scenarios) == 1:
+        verdicts = {scenario: matrix(scenario) for scenario in scenarios}
+    else:
+        # The work is in the harnesses' child processes; threads only wait for them.
+        with ThreadPoolExecutor(len(scenarios)) as pool:
+            verdicts = dict(zip(scenarios, pool.map(matrix, scenarios), strict=True))
+    return {c.id: _judge_matrix(c, verdicts[c.scenario]) for c in checks}
 
 
 def _grade_level2(source: str, checks: list[Check], timeout) -> dict[str, CheckResult]:
@@ -901,6 +911,17 @@ def evaluate_check(check_id: str, namespace: dict) -> CheckResult:
         return _grader_fault(check_id, exc)
 
 
+def in_grading_kernel() -> bool:
+    """Whether this process is a kernel that grading runs a submission in.
+
+    True under ``nbgrader autograde`` (which sets ``NBGRADER_EXECUTION=autograde``) or when
+    ``CHECKPOINT_LAB_GRADING`` is ``1``. There the in-kernel self-checks run nothing: no grade
+    comes from them, and the verdicts are computed outside the kernel.
+    """
+    return (os.environ.get(GRADING_ENV) == "1"
+            or os.environ.get("NBGRADER_EXECUTION") == "autograde")
+
+
 def _show(obj) -> None:
     try:
         from IPython import get_ipython
@@ -921,14 +942,13 @@ def run_check(check_id: str, namespace: dict) -> None:
     graded. The result is for the student's information: grading recomputes every verdict
     outside the kernel. Never raises for a wrong answer, and writes nothing to stderr.
 
-    When the environment variable ``CHECKPOINT_LAB_GRADING`` is ``1`` (set by the grading
-    pipeline for the kernel it runs a submission in), nothing runs: the verdict is computed
-    outside the kernel and written into this cell's outputs instead.
+    In a grading kernel (see `in_grading_kernel`) nothing runs: the verdict is computed outside
+    the kernel and written into this cell's outputs instead.
     """
     if check_id not in CHECKS:
         raise KeyError(f"unknown check {check_id!r}; one of {sorted(CHECKS)}")
     check = CHECKS[check_id]
-    if os.environ.get(GRADING_ENV) == "1":
+    if in_grading_kernel():
         print(f"Check {check.id} ({check.title}) is graded outside this kernel.")
         return
     if check.hidden:

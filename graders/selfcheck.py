@@ -84,6 +84,8 @@ class ResultTable:
 
     def summary(self) -> str:
         """One line: how many checks passed, and the points."""
+        if not self.results and not self.hidden:
+            return "No check ran in this kernel."
         earned, possible = self.points
         passed = sum(1 for r in self.results if r.passed)
         text = (f"{passed} of {len(self.results)} checks passed, "
@@ -146,12 +148,16 @@ def self_check(namespace: dict, notebook: str) -> ResultTable:
     """Run every visible check of ``notebook`` on the live names in ``namespace``; a table.
 
     In an exercise notebook: ``self_check(globals(), "02_two_latent_failures")`` as the last line
-    of a cell shows the table. The hidden checks are listed, not run.
+    of a cell shows the table. The hidden checks are listed, not run. In a grading kernel
+    (`graders.checks.in_grading_kernel`) nothing runs and the table says so.
     """
-    from graders.checks import NOTEBOOKS, checks_for, evaluate_check
+    from graders.checks import NOTEBOOKS, checks_for, evaluate_check, in_grading_kernel
 
     if notebook not in NOTEBOOKS:
         raise ValueError(f"unknown exercise notebook {notebook!r}; one of {sorted(NOTEBOOKS)}")
+    if in_grading_kernel():
+        return ResultTable([], title="Your work is being graded: each check's verdict is in its "
+                           "own cell above, computed outside this kernel.")
     results = [evaluate_check(c.id, namespace) for c in checks_for(notebook, include_hidden=False)]
     hidden = [c for c in checks_for(notebook) if c.hidden]
     return ResultTable(results, hidden=hidden, title=f"Self-check: {NOTEBOOKS[notebook]}")

@@ -172,11 +172,16 @@ def test_in_place_write_is_told_its_write_is_torn():
     "graders.checker.check = lambda *a, **k: None\n",
     "import builtins\nbuiltins.AssertionError = Exception\n",
     "import fake_llm\nfake_llm.load_scenario = None\n",
-], ids=["json", "graders", "assertion", "fake_llm"])
+    pytest.param("import graders._child as c\nc._setrlimit = lambda *a, **k: None\n",
+                 marks=pytest.mark.xfail(strict=True, reason=(
+                     "harness: a submission can patch graders._child's module globals in the "
+                     "runner, so torn writes never tear; reported to helper-2 (17:10 UTC)"))),
+], ids=["json", "graders", "assertion", "fake_llm", "harness_rlimit"])
 def test_a_starter_that_patches_things_earns_what_its_code_earns(cheat):
     source = LEVEL2_STARTER.read_text() + "\n\n" + cheat
     results = grade_submission(source, L2, include_hidden=False)
     assert not passed(results), {k: r.message for k, r in results.items()}
+    assert not any("fault in the grader" in r.message for r in results.values())
 
 
 # -- Level 1: the missing fields ----------------------------------------------------------------
@@ -369,12 +374,18 @@ def test_run_check_shows_the_result_and_a_hidden_check_says_when_it_runs(capsys)
     assert not result.passed and "save_checkpoint is not defined" in result.message
 
 
-def test_run_check_runs_nothing_in_a_grading_kernel(capsys, monkeypatch):
-    monkeypatch.setenv("CHECKPOINT_LAB_GRADING", "1")
+@pytest.mark.parametrize("variable, value", [("CHECKPOINT_LAB_GRADING", "1"),
+                                             ("NBGRADER_EXECUTION", "autograde")])
+def test_run_check_runs_nothing_in_a_grading_kernel(capsys, monkeypatch, variable, value):
+    monkeypatch.setenv(variable, value)
     run_check("l2_atomic_save", {"save_checkpoint": None})
     out, err = capsys.readouterr()
     assert out.strip() == "Check l2_atomic_save (an atomic save) is graded outside this kernel."
     assert err == ""
+    monkeypatch.setenv("NBGRADER_EXECUTION", "validate")
+    monkeypatch.delenv("CHECKPOINT_LAB_GRADING", raising=False)
+    run_check("l1_missing_fields", {"MISSING_FIELDS": {"version"}})
+    assert "FAIL 0/2" in capsys.readouterr().out
 
 
 def test_checks_for_each_notebook_cover_the_brief():
