@@ -52,6 +52,11 @@ class Problem:
     def __str__(self) -> str:
         return f"{self.field or 'checkpoint.json'}: {self.message}"
 
+    def _repr_html_(self) -> str:
+        return (f'<p class="cl-resume-problem" style="color:#b42318">'
+                f"<code>{html.escape(self.field or 'checkpoint.json')}</code>: "
+                f"{html.escape(self.message)}</p>")
+
 
 @dataclass
 class ResumeReport:

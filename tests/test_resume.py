@@ -246,3 +246,4 @@ def test_text_and_html_show_steps_and_problems(tickets):
     page = report._repr_html_()
     assert "cl-resume-report" in page and "<li><code>pendingToolUse</code>" in page
     assert str(Problem("turns", "x")) == "turns: x"
+    assert "<code>checkpoint.json</code>: a &lt;b&gt;" in Problem(None, "a <b>")._repr_html_()

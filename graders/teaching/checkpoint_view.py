@@ -121,7 +121,8 @@ class CheckpointView:
                 f'<tr class="{cls}" data-field="{html.escape(name)}" style="{style}">'
                 f'<td style="text-align:left;vertical-align:top">'
                 f"<code>{html.escape(name)}</code></td>"
-                f'<td style="text-align:left;font-family:monospace;font-size:90%">{value}</td>'
+                f'<td style="text-align:left;vertical-align:top;font-family:monospace;'
+                f'font-size:90%">{value}</td>'
                 f'<td style="text-align:left;vertical-align:top"><em>{note}</em></td></tr>'
             )
         return (
