@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import dataclasses
 import inspect
 import json
 import os
@@ -387,6 +388,8 @@ def _cell_code(cells: dict | None, source: str, grade_id: str) -> tuple[str | No
 def _syntax_problem(code: str, where: str) -> str | None:
     try:
         compile(code, where, "exec", dont_inherit=True)
+    except ValueError as exc:  # null bytes
+        return f"Python could not read {where}: {exc}. Fix the cell so that it runs"
     except SyntaxError as exc:
         line = (exc.text or "").strip()
         hint = ""
@@ -679,9 +682,41 @@ def _grade_saves_all_six(submission, where: str, timeout: float | None) -> Check
     ))
 
 
+_LOOP_MARK = "# --- the lesson's loop, added by the grader ---"
+
+
 def _level1_save_source(code: str) -> str:
-    return code.rstrip("\n") + "\n\n\n# The lesson's loop, added by the grader:\n" + (
-        _reference_loop_source())
+    return (f"# --- answer cell l1_save_checkpoint ---\n{code.rstrip()}\n\n\n{_LOOP_MARK}\n"
+            + _reference_loop_source())
+
+
+_YOUR_LINE = re.compile(r"line (\d+) of your code")
+
+
+def _relocate(result: CheckResult, source: str) -> CheckResult:
+    """``result`` with "line N of your code" (a line of the joined ``source``) said per cell."""
+    starts = []  # (first line of the part, what the part is)
+    for number, line in enumerate(source.splitlines(), 1):
+        mark = _MARKER.match(line)
+        if mark:
+            starts.append((number + 1, f"the answer cell {mark['id']}"))
+        elif line == _LOOP_MARK:
+            starts.append((number + 1, "the lesson's loop (run_agent), which called your save"))
+    if not starts:
+        return result
+
+    def where(match: re.Match) -> str:
+        n = int(match[1])
+        first, part = max(((f, p) for f, p in starts if f <= n), default=(1, "your code"))
+        return f"line {n - first + 1} of {part}"
+
+    def fix(text: str) -> str:
+        return _YOUR_LINE.sub(where, text) if text else text
+
+    result.message, result.summary = fix(result.message), fix(result.summary)
+    result.verdicts = [dataclasses.replace(v, message=fix(v.message))
+                       if dataclasses.is_dataclass(v) else v for v in result.verdicts]
+    return result
 
 
 def _grade_level1_save(code: str | None, problem: str | None, timeout) -> CheckResult:
@@ -697,9 +732,9 @@ def _grade_level1_save(code: str | None, problem: str | None, timeout) -> CheckR
         return _result(check_id, False, "The answer cell l1_save_checkpoint does not define "
                        "save_checkpoint at its top level. Keep the name save_checkpoint and "
                        "define it with def at the top of the cell.")
-    submission = Submission.from_source(_level1_save_source(code), name=LEVEL1,
-                                        filename="<answer cell l1_save_checkpoint>")
-    return _grade_saves_all_six(submission, "your save_checkpoint", timeout)
+    source = _level1_save_source(code)
+    submission = Submission.from_source(source, name=LEVEL1, filename="<your answer cells>")
+    return _relocate(_grade_saves_all_six(submission, "your save_checkpoint", timeout), source)
 
 
 # -- Level 2: the crash matrix -----------------------------------------------------------------
@@ -826,7 +861,9 @@ def _grade_level2(source: str, checks: list[Check], timeout) -> dict[str, CheckR
     code, problem = _level2_problem(_split_cells(source), source)
     if problem:
         return {c.id: _result(c.id, False, f"Could not run your code: {problem}.") for c in checks}
-    return _run_level2(Submission.from_source(code, name=LEVEL2), checks, timeout)
+    submission = Submission.from_source(code, name=LEVEL2, filename="<your answer cells>")
+    return {check_id: _relocate(result, code)
+            for check_id, result in _run_level2(submission, checks, timeout).items()}
 
 
 # -- grading and self-checks ---------------------------------------------------------------------

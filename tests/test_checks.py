@@ -311,6 +311,19 @@ def test_a_broken_submission_fails_every_check_saying_why(save, agent, expected)
             assert text in result.message, result.message
 
 
+def test_an_error_names_the_line_of_its_own_answer_cell():
+    agent = STARTER_AGENT.replace("result = execute_tool", "result = 1 / 0 or execute_tool")
+    line = agent.splitlines().index(next(x for x in agent.splitlines() if "1 / 0" in x)) + 1
+    results = level2(STARTER_SAVE, agent)
+    for result in results.values():
+        assert f"ZeroDivisionError: division by zero (line {line} of the answer cell " \
+               "l2_run_agent" in result.message, result.message
+        assert "of your code" not in result.message
+    save = "def save_checkpoint(state):\n    state['turns'] = None\n"
+    message = level1(save=save)["l1_saves_all_six"].message
+    assert "of the lesson's loop (run_agent), which called your save" in message
+
+
 def test_grade_submission_rejects_an_unknown_notebook_name():
     with pytest.raises(ValueError, match="unknown exercise notebook"):
         grade_submission("", "03_nothing")
