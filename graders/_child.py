@@ -11,6 +11,7 @@ POSIX only (fork, SIGKILL, RLIMIT_FSIZE, SIGXFSZ).
 from __future__ import annotations
 
 import copy
+import gc
 import io
 import json
 import os
@@ -27,6 +28,7 @@ _killpg = os.killpg
 _getpid = os.getpid
 _setpgid = os.setpgid
 _waitpid = os.waitpid
+_wait4 = getattr(os, "wait4", None)
 _exit = os._exit
 _write = os.write
 _open = os.open
@@ -40,7 +42,6 @@ _abspath = os.path.abspath
 _dirname = os.path.dirname
 _basename = os.path.basename
 _dumps = json.dumps
-_loads = json.loads
 _monotonic = time.monotonic
 _sleep = time.sleep
 _signal = signal.signal
@@ -70,11 +71,13 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 _MODE_WRITE = set("wax+")
 
 
-def _jsonable(value):
+def _line(fields: dict) -> bytes:
+    """One JSON line; whatever the student handed us that JSON cannot hold becomes its repr."""
     try:
-        return _loads(_dumps(value, default=repr))
-    except Exception:  # noqa: BLE001 - a student value we only describe
-        return repr(value)
+        text = _dumps(fields, default=repr)
+    except (TypeError, ValueError):  # circular, or keys JSON cannot hold
+        text = _dumps({k: v if isinstance(v, (int, str)) else repr(v) for k, v in fields.items()})
+    return (text + "\n").encode("utf-8", "surrogateescape")
 
 
 def summarize_exception(exc: BaseException, filenames, source_lines=None) -> dict:
@@ -131,10 +134,10 @@ class _Recorder:
         if self.armed:
             return  # under the lowered file-size limit our own writes would be cut off too
         fields["e"] = _event
-        _write(self.events_fd, (_dumps(fields, default=repr) + "\n").encode())
+        _write(self.events_fd, _line(fields))
 
     def ledger(self, **fields) -> None:
-        _write(self.ledger_fd, (_dumps(fields, default=repr) + "\n").encode())
+        _write(self.ledger_fd, _line(fields))
 
     def die(self, why: str) -> None:
         self.event("kill", why=why)
@@ -227,7 +230,7 @@ class _Recorder:
             state = args[0] if args else kwargs.get("state")
             pending = None
             try:
-                pending = _jsonable(state.get("pendingToolUse"))
+                pending = state.get("pendingToolUse")
             except Exception:  # noqa: BLE001 - whatever the student passed
                 pending = "<unreadable>"
             recorder.event("save_start", n=n, pending=pending,
@@ -309,14 +312,14 @@ class _Recorder:
             k = recorder.tool_calls
             name = args[0] if args else kwargs.get("name")
             tool_input = args[1] if len(args) > 1 else kwargs.get("input")
-            recorder.ledger(index=k, name=_jsonable(name), input=_jsonable(tool_input))
-            recorder.event("tool_start", k=k, name=_jsonable(name), n=recorder.current_save)
+            recorder.ledger(index=k, name=name, input=tool_input)
+            recorder.event("tool_start", k=k, name=name, n=recorder.current_save)
             try:
                 result = execute_tool(*args, **kwargs)
             except BaseException as exc:
                 recorder.ledger(index=k, error=f"{type(exc).__name__}: {exc}"[:500])
                 raise
-            recorder.ledger(index=k, result=_jsonable(result))
+            recorder.ledger(index=k, result=result)
             if recorder.kind == "killed_during_tool" and k == recorder.index:
                 recorder.die("tool")
             recorder.event("tool_end", k=k)
@@ -356,6 +359,7 @@ def _child(namespace: dict, scenario, plan: dict, cwd: str, hdir: str, filenames
                 _close(fd)
             except OSError:
                 pass
+        gc.disable()  # a short life: no collections, no copy-on-write faults they would cause
         _redirect_output(hdir)
         _chdir(cwd)
         _signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it; we want the kernel's kill
@@ -419,17 +423,18 @@ def wait_child(pid: int, timeout: float) -> dict:
     killed for running out of time, and ``"elapsed"`` in seconds.
     """
     start = _monotonic()
-    status = _wait_status(pid, start + timeout)
-    hung = status is None
+    reaped = _wait_status(pid, start + timeout)
+    hung = reaped is None
     if hung:
         _kill_group(pid)
-        _, status = _waitpid(pid, 0)
+        reaped = _reap(pid, 0)
+    status, cpu = reaped
     elapsed = _monotonic() - start
     try:  # anything the child started and left behind (its group outlives it)
         _killpg(pid, _SIGKILL)
     except OSError:
         pass
-    result = {"elapsed": elapsed, "hung": hung}
+    result = {"elapsed": elapsed, "hung": hung, "cpu": cpu}
     if os.WIFSIGNALED(status):
         result["signal"] = os.WTERMSIG(status)
     else:
@@ -445,8 +450,19 @@ def _kill_group(pid: int) -> None:
             pass
 
 
-def _wait_status(pid: int, deadline: float) -> int | None:
-    """Reap ``pid`` and return its wait status, or None if it still runs at ``deadline``."""
+def _reap(pid: int, flags: int) -> tuple[int, float | None] | None:
+    """(wait status, CPU seconds the child used), or None if WNOHANG found it running."""
+    if _wait4 is not None:
+        done, status, usage = _wait4(pid, flags)
+        cpu = usage.ru_utime + usage.ru_stime
+    else:
+        done, status = _waitpid(pid, flags)
+        cpu = None
+    return (status, cpu) if done else None
+
+
+def _wait_status(pid: int, deadline: float) -> tuple[int, float | None] | None:
+    """Reap ``pid``: (wait status, CPU seconds), or None if it still runs at ``deadline``."""
     pidfd = None
     if _pidfd_open is not None:
         try:
@@ -462,12 +478,12 @@ def _wait_status(pid: int, deadline: float) -> int | None:
                     return None
         finally:
             _close(pidfd)
-        return _waitpid(pid, 0)[1]
+        return _reap(pid, 0)
     delay = 0.0002  # no pidfd (macOS): poll with a short, growing sleep
     while True:
-        done, status = _waitpid(pid, os.WNOHANG)
-        if done:
-            return status
+        reaped = _reap(pid, os.WNOHANG)
+        if reaped is not None:
+            return reaped
         if _monotonic() >= deadline:
             return None
         _sleep(delay)

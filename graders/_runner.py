@@ -16,6 +16,7 @@ The runner reads nothing from the children's working directories: the harness do
 
 from __future__ import annotations
 
+import gc
 import json
 import linecache
 import os
@@ -45,6 +46,16 @@ def _load_scenario(fake_llm, name: str):
     finally:
         for attr, value in theirs.items():
             setattr(json, attr, value)
+
+
+def _warm_up(scenario) -> None:
+    """Run the scenario's script once here, so every forked child starts with warm caches."""
+    messages = scenario.conversation()
+    call_model, execute_tool = scenario.model(), scenario.executor()
+    for turn in range(1, len(scenario.tool_calls) + 2):
+        call_model(tools=scenario.tools, messages=messages[: 2 * turn - 1])
+    for call in scenario.tool_calls:
+        execute_tool(call["name"], call["input"])
 
 
 def _send(fd: int, message: dict) -> None:
@@ -124,6 +135,11 @@ def _serve(request, op, namespace, filename, scenarios, fake_llm, in_fd, out_fd)
     name = request["scenario"]
     if name not in scenarios:
         scenarios[name] = _load_scenario(fake_llm, name)
+        try:
+            _warm_up(scenarios[name])
+        except Exception:  # noqa: BLE001 - only an optimisation; the children will tell
+            pass
+        gc.freeze()  # children inherit these objects without the collector touching their pages
     scenario = scenarios[name]
     lines = {filename: linecache.getlines(filename)}
 

@@ -95,7 +95,7 @@ class Observation:
         kill: why the harness killed the child, if it did.
         events: the raw timeline of the run.
         stdout_tail, stderr_tail: the end of what the submission printed.
-        elapsed: seconds the child ran.
+        elapsed: seconds the child ran; cpu: CPU seconds it used (None where unknown).
     """
 
     scenario: str
@@ -119,6 +119,7 @@ class Observation:
     stdout_tail: str = ""
     stderr_tail: str = ""
     elapsed: float = 0.0
+    cpu: float | None = None
     exit_code: int | None = None
     signal: int | None = None
 
@@ -287,6 +288,7 @@ def collect(scenario: str, point: str, kind: str, cwd: Path, hdir: Path,
     obs = Observation(
         scenario=scenario, point=point, kind=kind, ended=ended, detail=detail, error=error,
         kill=kill, events=events, elapsed=round(float(status.get("elapsed", 0.0)), 6),
+        cpu=None if status.get("cpu") is None else round(float(status["cpu"]), 6),
         exit_code=status.get("exit"), signal=status.get("signal"),
     )
     obs.ledger = _ledger(_read_jsonl(hdir / LEDGER))
