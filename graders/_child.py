@@ -362,6 +362,12 @@ def _child(namespace: dict, scenario, plan: dict, cwd: str, hdir: str, filenames
         gc.disable()  # a short life: no collections, no copy-on-write faults they would cause
         _redirect_output(hdir)
         _chdir(cwd)
+        if plan.get("base"):
+            # A temp file made outside the working directory lands on its filesystem, wherever
+            # the harness runs, so os.replace behaves the same in every grading environment.
+            os.environ["TMPDIR"] = plan["base"]
+            if "tempfile" in sys.modules:
+                sys.modules["tempfile"].tempdir = None
         _signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it; we want the kernel's kill
         _signal(signal.SIGINT, signal.SIG_DFL)
         recorder = _Recorder(plan, hdir, cwd)

@@ -495,6 +495,14 @@ class _Check:
                 "tokensUsed stayed 0. This exercise does not grade it, but resume's compaction "
                 "threshold runs off it: add response[\"usage\"][\"output_tokens\"] after every "
                 "model call, the first one included.")
+        outside = sorted({src for s in self.obs.saves for src, dst in s.renames
+                          if dst == CHECKPOINT and isinstance(src, str) and src.startswith("/")})
+        if outside:
+            self.advice.append(
+                f"Your temp file ({outside[0].rsplit('/', 1)[-1]}) is made outside "
+                "checkpoint.json's directory: a rename "
+                "is atomic only within one filesystem, and across two it fails (EXDEV). Make it "
+                "next to checkpoint.json, e.g. tempfile.mkstemp(dir=...).")
         temps = self.leftovers()
         if temps:
             self.advice.append(
@@ -534,10 +542,15 @@ class _Check:
                         f"{state['turns']} and no pendingToolUse.")
             pending = state["pendingToolUse"]
             disk = self.describe_disk()
+            left = ""
+            temps = self.leftovers()
+            if temps and point.kind in ("torn_write", "killed_before_rename"):
+                left = (f" The temp file {temps[0]} it left behind is harmless: resume reads only "
+                        "checkpoint.json.")
             if pending is not None:
                 return (f"{self.done}: {disk}, so resume can reconcile the call that was in "
-                        "flight.")
-            return f"{self.done}: {disk}, with every finished tool call recorded."
+                        f"flight.{left}")
+            return f"{self.done}: {disk}, with every finished tool call recorded.{left}"
         text = notes[0] if notes else "nothing to check"
         return f"{self.done}: {text}."
 

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from graders import _child
+from graders._runner import _warm_up
 from graders.checker import check, load_error_verdict, skipped_verdict
 from graders.observation import Observation, collect
 from graders.points import KINDS, NO_CRASH, CrashPoint, derive_points
@@ -224,6 +225,10 @@ class _ForkBackend:
     def run(self, scenario: str, plans: list[dict], timeout: float, jobs: int):
         if scenario not in self.scenarios:
             self.scenarios[scenario] = _scenario(scenario)
+            try:
+                _warm_up(self.scenarios[scenario])
+            except Exception:  # noqa: BLE001 - only an optimisation
+                pass
         sc = self.scenarios[scenario]
         functions = (self.submission.run_agent, self.submission.save_checkpoint)
 

@@ -99,6 +99,17 @@ def test_a_temp_file_left_after_a_finished_run_is_a_warning_not_a_failure():
     assert "checkpoint.abc.tmp was left" in v.message
 
 
+def test_a_temp_file_outside_the_checkpoints_directory_is_advice():
+    from graders.observation import SaveRecord
+
+    saves = [SaveRecord(n=1, phase="A", tool=1, completed=True,
+                        renames=[["/tmp/tmpab12cd", "checkpoint.json"]])]
+    v = verdict("no_crash", state(TOOLS), TOOLS, ended="finished", saves=saves)
+    assert v.passed
+    assert "(tmpab12cd) is made outside checkpoint.json's directory" in v.message
+    assert "EXDEV" in v.message
+
+
 def test_tokens_used_never_counted_is_advice_not_a_failure():
     v = verdict("no_crash", state(TOOLS, tokensUsed=0), TOOLS, ended="finished")
     assert v.passed

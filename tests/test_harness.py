@@ -268,6 +268,21 @@ def test_a_submission_that_kills_the_runner_gets_verdicts_not_a_harness_crash():
     assert "kill its parent process" in verdicts[-1].message
 
 
+SHORT_WRITE = (FIXTURES / "passes_os_write.py").read_text().replace(
+    "        view = memoryview(data)\n        while view:\n"
+    "            view = view[os.write(fd, view):]",
+    "        os.write(fd, data)")
+
+
+def test_a_save_that_ignores_a_short_write_is_caught_by_the_torn_write():
+    assert "os.write(fd, data)" in SHORT_WRITE
+    verdicts = run_matrix(Submission.from_source(SHORT_WRITE, name="short"), "support-tickets",
+                          kinds=["torn_write"])
+    assert verdicts and not any(v.passed for v in verdicts)
+    assert all(v.evidence["problem"] == "partial_write" for v in verdicts)
+    assert "os.write may write fewer bytes than asked" in verdicts[0].message
+
+
 NEVER_SAVES = STARTER_SOURCE.replace("        save_checkpoint(state)\n", "")
 
 
