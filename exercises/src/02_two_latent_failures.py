@@ -169,6 +169,10 @@ else:
 # - [ ] Second failure: the loop saves only after the tool result is recorded (save point B),
 #   with no save between the model naming a tool and the tool finishing (save point A), so a
 #   crash in that window leaves no trace of the tool call on disk.
+#
+# The other done criteria (fix one: temp file then atomic rename; fix two: `pendingToolUse` and a
+# save at point A, reset at point B; the fixed code runs) are graded automatically by
+# `l2_atomic_save`, `l2_save_point_a` and their hidden checks: do not mark them here.
 # ### END SOLUTION
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l2_part2", "locked": true, "schema_version": 3, "solution": false}
