@@ -468,6 +468,25 @@ class Harness:
         [(_, obs)] = list(self._run(name, [crash]))
         return obs
 
+    def run_points(self, scenario, points: Iterable[str | CrashPoint]) -> list[Observation]:
+        """Run several crash points in one batch (``jobs`` at a time); observations in order.
+
+        Faster than one :meth:`run_point` per point when a widget wants a whole timeline.
+        """
+        name = self.scenario(scenario).name
+        wanted = list(points)
+        ids = [p.id if isinstance(p, CrashPoint) else p for p in wanted]
+        not_run = self._not_run(name, NO_CRASH, NO_CRASH)
+        if not_run is not None:
+            return [Observation(name, i, _kind_of(i), ended=not_run.ended, detail=not_run.detail)
+                    for i in ids]
+        crashes = [self.point(name, p) for p in wanted]
+        todo = list({p.id: p for p in crashes if p.kind != NO_CRASH}.values())
+        found = {p.id: obs for p, obs in self._run(name, todo)}
+        if any(p.kind == NO_CRASH for p in crashes):
+            found[NO_CRASH] = self.dry_run(name)
+        return [found[i] for i in ids]
+
     def run_matrix(self, scenario, kinds: Iterable[str] | None = None) -> list[Verdict]:
         """Run every crash point of ``scenario`` (or only those of ``kinds``); check each.
 

@@ -350,3 +350,17 @@ def test_check_accepts_a_scenario_name():
     v = check(observe("killed_during_model_call_2", state(1), 1), "support-tickets",
               "killed_during_model_call_2")
     assert v.passed
+
+
+def test_every_problem_code_the_checker_can_give_is_documented():
+    import re
+    from pathlib import Path
+
+    import graders.checker
+
+    source = Path(graders.checker.__file__).read_text()
+    used = set(re.findall(r'fail\("([a-z_]+)"', source))
+    used |= set(re.findall(r'return "([a-z_]+)", \(', source))
+    used |= {"pending_incomplete", "not_loaded", "skipped"}
+    assert used <= set(graders.checker.PROBLEMS), used - set(graders.checker.PROBLEMS)
+    assert {"no_save_point_a", "save_point_a_after_tool"} <= used

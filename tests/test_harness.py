@@ -103,6 +103,13 @@ def test_run_point_says_what_was_on_disk_and_how_the_child_ended(reference):
     assert Observation.from_dict(json.loads(json.dumps(obs.to_dict()))) == obs
 
 
+def test_run_points_runs_a_batch_in_the_order_asked(reference):
+    ids = ["killed_during_tool_2", "no_crash", "torn_write_save_1"]
+    observations = reference.run_points("support-tickets", ids)
+    assert [o.point for o in observations] == ids
+    assert [o.ended for o in observations] == ["killed", "finished", "killed"]
+
+
 def test_the_module_functions_open_and_close_their_own_runner():
     plan = dry_run(REFERENCE, "support-tickets")
     assert plan.ended == "finished"
