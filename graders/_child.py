@@ -19,6 +19,7 @@ import select
 import signal
 import sys
 import time
+import warnings
 
 # Bound now, before any submission code runs, so a submission that patches ``os``, ``json`` or
 # ``signal`` in the runner cannot change what the harness does.
@@ -410,7 +411,12 @@ def fork_child(namespace: dict, scenario, plan: dict, cwd: str, hdir: str, *, fi
             stream.flush()
         except Exception:  # noqa: BLE001 - a kernel's stream may refuse
             pass
-    pid = _fork()
+    with warnings.catch_warnings():
+        # Python 3.12+ warns on fork in a threaded process (a kernel is one); the child only
+        # runs the submission and ends with os._exit, and a stray warning would land in the
+        # student's cell.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = _fork()
     if pid == 0:
         _child(namespace, scenario, plan, cwd, hdir, frozenset(filenames), source_lines,
                close_fds, functions, own_group)

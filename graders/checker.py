@@ -132,36 +132,30 @@ class _Check:
                 return i
         return None
 
-    def ran(self) -> list[int]:
-        """Script call numbers of the tools that ran (ledger), matched by name and input."""
-        numbers = []
+    def executions(self) -> list[tuple[int, dict]]:
+        """(script call number, ledger entry) of each tool that ran, matched by name and input."""
+        pairs = []
         used: set[int] = set()
         for entry in self.obs.ledger:
             if "error" in entry:
-                continue
+                continue  # the fake tool refused the call: nothing happened
             for i, call in enumerate(self.calls, 1):
                 if (i not in used and call["name"] == entry.get("name")
                         and _canon(call["input"]) == _canon(entry.get("input"))):
-                    numbers.append(i)
+                    pairs.append((i, entry))
                     used.add(i)
                     break
-        return numbers
+        return pairs
+
+    def ran(self) -> list[int]:
+        """Script call numbers of the tools that ran (the ledger)."""
+        return [number for number, _ in self.executions()]
 
     def returned(self) -> list[int]:
         """Call numbers of tools that returned their result to the submission."""
         killed_in = self.point.index if self.point.kind == "killed_during_tool" else None
-        out = []
-        for number, entry in zip(self.ran(), [e for e in self.obs.ledger if "error" not in e],
-                                 strict=False):
-            if "result" in entry and entry["index"] != killed_in:
-                out.append(number)
-        return out
-
-    def trace_save(self, **match) -> dict | None:
-        for save in self.point.trace or []:
-            if all(save.get(k) == v for k, v in match.items()):
-                return save
-        return None
+        return [number for number, entry in self.executions()
+                if "result" in entry and entry["index"] != killed_in]
 
     def a_save_after_tool(self, k: int) -> dict | None:
         """A save of the dry run placed after tool ``k`` returned that marks it pending."""
