@@ -12,8 +12,10 @@ Without chromium the tests are skipped with a message saying how to install it; 
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -23,6 +25,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from tests.conftest import IN_CI, ROOT
@@ -41,9 +44,9 @@ CHROMIUM_FLAGS = [
 ]
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
 DOCS_SCREENSHOT = ROOT / "docs" / "lesson-in-jupyterlab.png"
-TIMEOUT_MS = 60_000
+TIMEOUT_MS = 90_000
 
-LESSON = "lessons/02_crash_timeline.ipynb"  # replaced below by what lessons/README.md names
+LESSON = "lessons/02_two_save_points.ipynb"  # the crash timeline (lessons/README.md)
 EXERCISE = "exercises/lesson2/02_two_latent_failures.ipynb"
 
 
@@ -95,7 +98,8 @@ class Lab:
         return json.loads(body) if body else None
 
     def page_url(self, relpath: str) -> str:
-        return f"{self.url}/lab/tree/{relpath}?token={self.token}"
+        # ?reset: a fresh layout, without the notebooks an earlier test left open
+        return f"{self.url}/lab/tree/{relpath}?reset&token={self.token}"
 
 
 def _free_port() -> int:
@@ -217,32 +221,58 @@ def open_notebook(page, lab: Lab, relpath: str) -> None:
     """Open a notebook and wait until its kernel is idle."""
     page.goto(lab.page_url(relpath), timeout=TIMEOUT_MS)
     page.locator(".jp-NotebookPanel .jp-Notebook").first.wait_for(timeout=TIMEOUT_MS)
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    while time.monotonic() < deadline:  # the kernel is up on the server's side too
+        sessions = lab.api("GET", "/api/sessions")
+        if any(s["path"] == relpath and s["kernel"]["execution_state"] == "idle"
+               for s in sessions):
+            break
+        time.sleep(0.2)
+    else:
+        raise AssertionError(f"no idle kernel for {relpath}: {sessions}")
     wait_idle(page)
+
+
+_PROMPTS = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt"
 
 
 def wait_idle(page) -> None:
     """Wait until the notebook's kernel is idle and no cell is still queued or running."""
-    page.locator('.jp-Notebook-ExecutionIndicator[data-status="idle"]').wait_for(
+    page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) "
+                 '.jp-Notebook-ExecutionIndicator[data-status="idle"]').wait_for(
         timeout=TIMEOUT_MS)
     page.wait_for_function(
-        """() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden)'
-                  + ' .jp-CodeCell .jp-InputPrompt')]
+        f"""() => [...document.querySelectorAll({_PROMPTS!r})]
                .every(p => !p.textContent.includes('*'))""",
         timeout=TIMEOUT_MS,
     )
 
 
 def run_all(page) -> None:
-    """Run ▸ Run All Cells, and wait until every cell has run."""
-    page.get_by_role("menuitem", name="Run", exact=True).click()
-    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-    page.wait_for_function(
-        """() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden)'
-                  + ' .jp-CodeCell .jp-InputPrompt')]
-               .every(p => /\\[\\d+\\]/.test(p.textContent))""",
-        timeout=TIMEOUT_MS,
-    )
+    """Run ▸ Run All Cells, and wait until the kernel has finished every cell it ran.
+
+    A Run All sent while a fresh kernel is still connecting can be dropped by JupyterLab, and
+    then no cell starts: that one case gets a second Run All.
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    started = f"""() => [...document.querySelectorAll({_PROMPTS!r})]
+                     .some(p => /\\[(\\*|\\d+)\\]/.test(p.textContent))"""
+    for attempt in range(2):
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        try:
+            page.wait_for_function(started, timeout=15_000 if attempt == 0 else TIMEOUT_MS)
+            break
+        except PlaywrightTimeout:
+            if attempt:
+                raise
     wait_idle(page)
+
+
+def prompts(page) -> list[str]:
+    """The input prompts of the open notebook's code cells: ``[3]:``, ``[*]:`` or ``[ ]:``."""
+    return [p.strip() for p in page.locator(_PROMPTS).all_inner_texts()]
 
 
 def error_outputs(page) -> list[str]:
@@ -256,9 +286,246 @@ def error_outputs(page) -> list[str]:
 def set_cell_source(page, index: int, source: str) -> None:
     """Replace the code of the cell at ``index`` with ``source``, as a student pastes it."""
     cell = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell").nth(index)
+    markdown = "jp-MarkdownCell" in (cell.get_attribute("class") or "")
+    if markdown:
+        cell.locator(".jp-MarkdownOutput").dblclick()  # a rendered markdown cell: edit it
     editor = cell.locator(".cm-content")
     editor.click()
     page.keyboard.press("Control+A")
     page.keyboard.press("Delete")
     page.keyboard.insert_text(source)
-    page.keyboard.press("Escape")
+    if markdown:
+        page.keyboard.press("Shift+Enter")  # render it again
+    else:
+        page.keyboard.press("Escape")
+
+
+def visible(page, selector: str):
+    """``selector`` inside the notebook on screen."""
+    return page.locator(f".jp-NotebookPanel:not(.lm-mod-hidden) {selector}")
+
+
+# -- the tests --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def lab(chromium, tmp_path_factory):
+    """``checkpoint-lab lab --no-browser`` on a fresh workspace of the real course."""
+    scratch = tmp_path_factory.mktemp("lab")
+    running = start_lab(scratch / "workspace", scratch)
+    try:
+        yield running
+    finally:
+        stop_lab(running)
+
+
+@pytest.fixture
+def page(browser, lab):
+    tab = browser.new_page()
+    tab.set_default_timeout(TIMEOUT_MS)
+    try:
+        yield tab
+    finally:
+        tab.close()
+
+
+def _disk(page) -> tuple[str, str]:
+    view = visible(page, ".cl-timeline .cl-disk-view .cl-disk")
+    return view.get_attribute("data-disk"), view.inner_text()
+
+
+def _set_moment(page, moment: int) -> None:
+    readout = visible(page, ".cl-crash-point .widget-readout")
+    handle = visible(page, ".cl-crash-point .noUi-handle")
+    current = int(readout.inner_text().split(".")[0])
+    handle.focus()
+    for _ in range(abs(moment - current)):
+        page.keyboard.press("ArrowRight" if moment > current else "ArrowLeft")
+    page.wait_for_function(
+        """([sel, n]) => document.querySelector(sel).textContent.trim().startsWith(n + '.')""",
+        arg=[".jp-NotebookPanel:not(.lm-mod-hidden) .cl-crash-point .widget-readout", moment])
+
+
+def _toggle(page, widget: str, label: str) -> None:
+    button = visible(page, f".{widget} button").filter(has_text=label)
+    button.click()
+    page.wait_for_function("(b) => b.classList.contains('mod-active')",
+                           arg=button.element_handle())
+
+
+# What a crash at each moment leaves on disk, for each of the four loops (lessons/README.md;
+# the lesson's own claims: a torn save point B in place, no trace of a call in flight without A).
+TIMELINE_STEPS = [
+    # (what the student does, moment, save points, write mode, what the disk view must show)
+    ("as the lesson opens", 7, "B only", "in place", "no-trace"),
+    ("switch to A and B", 7, "A and B", "in place", "checkpoint"),
+    ("move to save point B of turn 2", 8, "A and B", "in place", "torn-json"),
+    ("switch to temp + rename", 8, "A and B", "temp + rename", "checkpoint"),
+    ("switch to B only", 8, "B only", "temp + rename", "checkpoint"),
+    ("move to save point B of turn 1", 4, "B only", "temp + rename", "no-trace"),
+    ("switch to in place", 4, "B only", "in place", "torn-json"),
+    ("move to the end: no crash", 10, "B only", "in place", "checkpoint"),
+    ("move to model call 1", 1, "B only", "in place", "no-trace"),
+]
+HEADLINES = {"no-trace": "no trace", "torn-json": "torn JSON",
+             "checkpoint": "checkpoint.json, readable"}
+
+
+def test_lesson_2_runs_and_its_crash_timeline_shows_what_is_on_disk(page, lab):
+    open_notebook(page, lab, LESSON)
+    shot(page, "01-lesson-open")
+    run_all(page)
+    assert error_outputs(page) == []
+    assert not [p for p in prompts(page) if p == "[ ]:" or "*" in p], prompts(page)
+
+    timeline = visible(page, ".cl-timeline")
+    timeline.scroll_into_view_if_needed()
+    path = shot(page, "02-lesson-run-all")
+    if not DOCS_SCREENSHOT.exists() or os.environ.get("CHECKPOINT_LAB_DOCS_SCREENSHOT") == "1":
+        DOCS_SCREENSHOT.parent.mkdir(exist_ok=True)
+        shutil.copyfile(path, DOCS_SCREENSHOT)
+
+    saves, mode = "B only", "in place"
+    for i, (action, moment, want_saves, want_mode, want_disk) in enumerate(TIMELINE_STEPS):
+        if want_saves != saves:
+            _toggle(page, "cl-save-points", want_saves)
+        if want_mode != mode:
+            _toggle(page, "cl-write-mode", want_mode)
+        _set_moment(page, moment)
+        saves, mode = want_saves, want_mode
+        page.wait_for_function(
+            "([sel, want]) => document.querySelector(sel)?.dataset.disk === want",
+            arg=[".jp-NotebookPanel:not(.lm-mod-hidden) .cl-disk-view .cl-disk", want_disk],
+            timeout=15_000)
+        disk, text = _disk(page)
+        shot(page, f"03-timeline-{i + 1}-{moment}-{saves}-{mode}".replace(" ", "_"))
+        assert text.startswith(f"On disk: {HEADLINES[disk]}"), (action, text)
+        if (moment, saves) == (7, "A and B"):
+            # Save point A wrote the call in flight: the checkpoint names it, highlighted.
+            pending = visible(page, ".cl-disk-view tr.cl-field-highlight").filter(
+                has_text="pendingToolUse")
+            assert "build_table" in pending.inner_text()
+
+    quiz = visible(page, ".cl-quiz-b-only-tool-window")
+    quiz.scroll_into_view_if_needed()
+    feedback = quiz.locator(".cl-quiz-feedback")
+    assert "Choose an answer." in feedback.inner_text()
+    quiz.locator(".cl-quiz-choices label").filter(has_text="(a)").click()
+    quiz.locator('.cl-quiz-verdict[data-correct="false"]').wait_for()
+    assert "Not quite." in feedback.inner_text() and "Try another answer." in feedback.inner_text()
+    quiz.locator(".cl-quiz-choices label").filter(has_text="(b)").click()
+    quiz.locator('.cl-quiz-verdict[data-correct="true"]').wait_for()
+    assert feedback.inner_text().startswith("(b) Right.")
+    shot(page, "04-quiz-answered")
+    assert error_outputs(page) == []
+
+
+def _reference_cells() -> dict[str, str]:
+    """The reference fix split the way the answer cells split it: the save, then the loop."""
+    source = (ROOT / "solutions" / "level2_reference.py").read_text()
+    lines = source.splitlines()
+    module = ast.parse(source)
+    loop = next(n for n in module.body
+                if isinstance(n, ast.FunctionDef) and n.name == "run_agent")
+    start = loop.lineno - 1 - len(loop.decorator_list)
+    rest = [n for n in module.body if n is not loop
+            and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
+            and not (isinstance(n, ast.ImportFrom) and n.module == "__future__")]
+    save = "\n\n\n".join("\n".join(lines[n.lineno - 1:n.end_lineno]) for n in rest)
+    return {"l2_save_checkpoint": save,
+            "l2_run_agent": "\n".join(lines[start:loop.end_lineno])}
+
+
+def _self_check_rows(page) -> list[tuple[str, str, str]]:
+    table = visible(page, ".checkpoint-lab-selfcheck").last
+    table.scroll_into_view_if_needed()
+    return [tuple(row.locator("td").all_inner_texts())
+            for row in table.locator("tbody tr").all()]
+
+
+def _validate(page) -> tuple[str, str]:
+    visible(page, ".jp-Toolbar").get_by_text("Validate", exact=True).click()
+    dialog = page.locator(".jp-Dialog")
+    dialog.wait_for(timeout=TIMEOUT_MS * 2)
+    body = dialog.locator(".jp-Dialog-body")
+    return body.get_attribute("class"), body.inner_text()
+
+
+def _close_dialog(page) -> None:
+    page.locator(".jp-Dialog .jp-Dialog-button.jp-mod-accept").click()
+    page.locator(".jp-Dialog").wait_for(state="detached")
+
+
+def test_level_2_exercise_fails_as_released_passes_with_the_fix_and_validates(page, lab):
+    notebook = nbformat.read(str(lab.workspace / EXERCISE), as_version=4)
+    answer_cell = {c.metadata.get("nbgrader", {}).get("grade_id"): i
+                   for i, c in enumerate(notebook.cells)}
+
+    open_notebook(page, lab, EXERCISE)
+    run_all(page)
+    rows = _self_check_rows(page)
+    shot(page, "05-exercise-released-self-check")
+    status = {name: (state, message) for name, state, message in rows}
+    for check in ("l2_atomic_save", "l2_save_point_a"):
+        state, message = status[check]
+        assert state.startswith("FAIL"), rows
+        assert len(message) > 40, rows  # a message that says what happened, not a bare FAIL
+    # Under each failed check, the crash points it failed at, each with the checker's verdict.
+    assert any(name.startswith(("torn_write_", "killed_")) and state.startswith("FAIL")
+               for name, state, _ in rows), rows
+
+    for grade_id, code in _reference_cells().items():
+        set_cell_source(page, answer_cell[grade_id], code)
+    written = (ROOT / "solutions" / "level2_written_answers.md").read_text()
+    set_cell_source(page, answer_cell["l2_name_the_failures"], written.split("\n## ", 1)[1])
+    run_all(page)
+    assert error_outputs(page) == []
+    rows = _self_check_rows(page)
+    shot(page, "06-exercise-fixed-self-check")
+    assert not [r for r in rows if r[1].startswith("FAIL")], rows
+    checks = {name for name in status if name.startswith("l2_")}
+    assert checks <= {name for name, _, _ in rows}  # the same checks ran, the hidden ones listed
+    for check in ("l2_atomic_save", "l2_save_point_a"):
+        assert dict((n, s) for n, s, _ in rows)[check].startswith("PASS"), rows
+
+    page.keyboard.press("Control+s")
+    page.locator(".jp-mod-current.jp-mod-dirty").wait_for(state="detached")
+    kind, text = _validate(page)
+    shot(page, "07-validate-fixed")
+    assert "validation-failed" not in kind, text
+    assert "Success" in text and "passes all the tests" in text, text
+    _close_dialog(page)
+
+
+def test_the_assignment_list_has_lesson_2_ready_to_submit(page, lab):
+    page.goto(f"{lab.url}/lab?reset&token={lab.token}")
+    page.get_by_role("menuitem", name="Nbgrader", exact=True).click()
+    page.get_by_role("menuitem", name="Assignment List").click()
+    downloaded = page.locator("#fetched_assignments_list")
+    downloaded.get_by_text("lesson2").wait_for()
+    shot(page, "08-assignment-list")
+    assert downloaded.get_by_role("button", name="Submit").count() == 1
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "nbgrader's Validate says 'Success!' on the starter: graders.checks.run_check never raises in "
+    "a test cell, so validate sees no failing cell (asked of helper-6, 17:15 UTC)"))
+def test_validate_on_the_released_starter_reports_the_failing_checks(page, lab):
+    # Start over from the release, as a student would (an earlier test saved the fix here).
+    reset = subprocess.run(
+        [str(Path(sys.executable).with_name("checkpoint-lab")), "reset",
+         "02_two_latent_failures", "--workspace", str(lab.workspace)],
+        capture_output=True, text=True, check=True)
+    assert "back to its released state" in reset.stdout
+    notebook = nbformat.read(str(lab.workspace / EXERCISE), as_version=4)
+    assert notebook == nbformat.read(str(ROOT / "exercises" / Path(EXERCISE).name), as_version=4)
+    cells = [c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells]
+    open_notebook(page, lab, EXERCISE)
+    set_cell_source(page, cells.index("l2_name_the_failures"), "The save and the save points.")
+    page.keyboard.press("Control+s")
+    page.locator(".jp-mod-current.jp-mod-dirty").wait_for(state="detached")
+    kind, text = _validate(page)
+    shot(page, "09-validate-released-starter")
+    _close_dialog(page)
+    assert "validation-failed" in kind, text
+    assert "l2_atomic_save" in text or "atomic" in text, text
