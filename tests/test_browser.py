@@ -65,15 +65,20 @@ def _missing_browser() -> str | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def chromium() -> Path:
+def require_browser(in_ci: bool = IN_CI) -> Path:
     """Debian's chromium, or a skip (a failure in CI) that says how to install it."""
     reason = _missing_browser()
     if reason:
-        if IN_CI:
+        if in_ci:
             pytest.fail(f"CI=true and {reason}", pytrace=False)
         pytest.skip(reason)
     return CHROMIUM
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Path:
+    """Debian's chromium (see `require_browser`)."""
+    return require_browser()
 
 
 # -- JupyterLab, started as a student starts it ---------------------------------------------------

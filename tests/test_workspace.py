@@ -159,3 +159,9 @@ def test_the_real_course_ships_notebooks_to_the_documented_places(repo_root, mon
         assert item.source.is_file()
         assert item.relpath.startswith(("lessons/", "exercises/lesson2/"))
         assert item.relpath.endswith(item.source.name)
+
+
+def test_the_exercises_folder_is_named_after_the_nbgrader_assignment():
+    from graders import nbgrader_build, workspace
+
+    assert workspace.ASSIGNMENT == nbgrader_build.ASSIGNMENT
