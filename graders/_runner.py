@@ -36,13 +36,13 @@ _PRISTINE = {name: getattr(json, name) for name in
              ("load", "loads", "dump", "dumps", "JSONDecoder", "JSONEncoder", "JSONDecodeError")}
 
 
-def _load_scenario(fake_llm, name: str):
+def _load_scenario(load_scenario, name: str):
     """Load a scenario with the json module as it was before the submission ran."""
     theirs = {name: getattr(json, name) for name in _PRISTINE}
     for attr, value in _PRISTINE.items():
         setattr(json, attr, value)
     try:
-        return fake_llm.load_scenario(name)
+        return load_scenario(name)
     finally:
         for attr, value in theirs.items():
             setattr(json, attr, value)
@@ -64,6 +64,19 @@ def _send(fd: int, message: dict) -> None:
         data = data[_write(fd, data):]
 
 
+def _hide_the_harness() -> None:
+    """Take the harness's own modules out of the submission's reach by name.
+
+    After this, ``import graders._child`` (or ``import __main__``) in the submission gets a fresh
+    copy, and patching it changes nothing the runner and its children use. A submission that
+    walks frames or the garbage collector can still find them; what it cannot reach is the
+    process that reads the disk and decides.
+    """
+    for module_name in [m for m in sys.modules if m == "graders" or m.startswith("graders.")]:
+        del sys.modules[module_name]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+
+
 def load(source: str, filename: str, name: str) -> tuple[dict | None, dict]:
     """Execute ``source`` as a fresh module; return (namespace or None, reply)."""
     lines = source.splitlines(keepends=True)
@@ -76,6 +89,7 @@ def load(source: str, filename: str, name: str) -> tuple[dict | None, dict]:
     module = types.ModuleType(name)
     module.__file__ = filename
     namespace = module.__dict__
+    _hide_the_harness()
     try:
         exec(code, namespace)
     except BaseException as exc:  # noqa: BLE001 - anything their top level raises, SystemExit too
@@ -99,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     in_fd, out_fd = int(argv[0]), int(argv[1])
     requests = open(in_fd, "rb", closefd=False)  # noqa: SIM115 - lives as long as the runner
-    import fake_llm  # before the submission runs, so it cannot stand in for it
+    from fake_llm import load_scenario  # before the submission runs: it cannot stand in for it
 
     _send(out_fd, {"ready": True})  # the load timeout counts from here: their code only
 
@@ -112,14 +126,14 @@ def main(argv: list[str] | None = None) -> int:
         if op == "quit":
             break
         try:
-            namespace, filename = _serve(request, op, namespace, filename, scenarios, fake_llm,
+            namespace, filename = _serve(request, op, namespace, filename, scenarios, load_scenario,
                                          in_fd, out_fd)
         except Exception as exc:  # noqa: BLE001 - tell the harness rather than die silently
             _send(out_fd, {"error": f"{type(exc).__name__}: {exc}"[:2000]})
     return 0
 
 
-def _serve(request, op, namespace, filename, scenarios, fake_llm, in_fd, out_fd):
+def _serve(request, op, namespace, filename, scenarios, load_scenario, in_fd, out_fd):
     """Answer one request; return the (possibly new) namespace and file name."""
     if op == "load":
         filename = request["filename"]
@@ -134,7 +148,7 @@ def _serve(request, op, namespace, filename, scenarios, fake_llm, in_fd, out_fd)
         return namespace, filename
     name = request["scenario"]
     if name not in scenarios:
-        scenarios[name] = _load_scenario(fake_llm, name)
+        scenarios[name] = _load_scenario(load_scenario, name)
         try:
             _warm_up(scenarios[name])
         except Exception:  # noqa: BLE001 - only an optimisation; the children will tell

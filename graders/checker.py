@@ -37,6 +37,7 @@ PROBLEMS: dict[str, str] = {
     "died": "the run ended itself (os._exit, a signal, a killed runner)",
     "not_reached": "the run finished without reaching a crash point the dry run reached",
     "harness_error": "the harness itself failed (a bug in Checkpoint Lab)",
+    "tear_not_applied": "a save wrote all its bytes under the file-size limit: no tear happened",
     # the write
     "in_place_write": "a torn write of checkpoint.json itself: half a file on disk",
     "copy_over": "the temp file was copied over checkpoint.json, and the copy was torn",
@@ -329,6 +330,13 @@ class _Check:
             self.same = f"checkpoint.json still held save {n - 1}, complete"
             return True
         if obs.checkpoint == point.after:
+            if point.kind == "torn_write" and obs.kill == "tear_survived":
+                self.fail("tear_not_applied", (
+                    f"{self.done}? No: save {n} returned with all of its bytes written under a "
+                    "file-size limit of half of them, so the write was never torn and this crash "
+                    "point says nothing about your save. Does your code change the limits or "
+                    "signals the harness uses?"))
+                return False
             self.same = f"checkpoint.json held save {n}, complete"
             return True
         if point.before is None:

@@ -254,6 +254,21 @@ _resource.setrlimit = lambda *a: None
 '''
 
 
+@pytest.mark.parametrize("cheat", [
+    "import graders._child as c\nc._setrlimit = lambda *a, **k: None\n",
+    "import __main__\n__main__._child._setrlimit = lambda *a, **k: None\n",
+    "import resource\n_real = resource.setrlimit\n"
+    "def save_checkpoint(state, _save=save_checkpoint):\n"
+    "    resource.setrlimit = lambda *a, **k: None\n"
+    "    try:\n        _save(state)\n    finally:\n        resource.setrlimit = _real\n",
+], ids=["graders_child", "main_module", "resource_in_save"])
+def test_tampering_with_the_harness_does_not_make_torn_writes_pass(cheat):
+    source = STARTER_SOURCE + "\n\n" + cheat
+    verdicts = run_matrix(Submission.from_source(source, name="cheat"), "support-tickets",
+                          kinds=["torn_write"])
+    assert verdicts and not any(v.passed for v in verdicts), [str(v) for v in verdicts]
+
+
 def test_patching_the_harness_modules_at_top_level_changes_no_verdict():
     honest = run_matrix(STARTER, "support-tickets")
     patched = run_matrix(Submission.from_source(STARTER_SOURCE + PATCHES, name="patched"),
