@@ -10,7 +10,6 @@ POSIX only (fork, SIGKILL, RLIMIT_FSIZE, SIGXFSZ).
 
 from __future__ import annotations
 
-import copy
 import gc
 import io
 import json
@@ -60,7 +59,7 @@ except ImportError:  # not POSIX
     resource = None
 
 __all__ = ["CHECKPOINT", "EVENTS", "LEDGER", "STDOUT", "STDERR", "fork_child", "wait_child",
-           "run_children", "summarize_exception"]
+           "run_children", "summarize_exception", "Kit"]
 
 CHECKPOINT = "checkpoint.json"
 EVENTS = "events.jsonl"
@@ -329,6 +328,16 @@ class _Recorder:
         return tool
 
 
+class Kit:
+    """A scenario's task, tools, fresh fake model and fresh fake tools, made before forking."""
+
+    def __init__(self, scenario) -> None:
+        self.task = scenario.task
+        self.tools = scenario.tools  # a fresh copy: the submission may change its own
+        self.model = scenario.model()
+        self.executor = scenario.executor()
+
+
 def _redirect_output(hdir: str) -> None:
     null = _open(os.devnull, os.O_RDONLY)
     _dup2(null, 0)
@@ -372,14 +381,14 @@ def _child(namespace: dict, scenario, plan: dict, cwd: str, hdir: str, filenames
         _signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it; we want the kernel's kill
         _signal(signal.SIGINT, signal.SIG_DFL)
         recorder = _Recorder(plan, hdir, cwd)
-        call_model = recorder.wrap_model(scenario.model())
-        execute_tool = recorder.wrap_tool(scenario.executor())
+        call_model = recorder.wrap_model(scenario.model)
+        execute_tool = recorder.wrap_tool(scenario.executor)
         run_agent, save = functions or (namespace["run_agent"], namespace["save_checkpoint"])
         namespace["save_checkpoint"] = recorder.wrap_save(save)
         if recorder.dry or recorder.kind in ("torn_write", "killed_before_rename"):
             _addaudithook(recorder.audit)
         recorder.event("start", kind=plan["kind"], index=plan.get("index"))
-        state = run_agent(scenario.task, copy.deepcopy(scenario.tools), call_model, execute_tool)
+        state = run_agent(scenario.task, scenario.tools, call_model, execute_tool)
         recorder.event("finished", returned=type(state).__name__)
         code = 0
     except BaseException as exc:  # noqa: BLE001 - everything the student's code raises
@@ -397,6 +406,10 @@ def _child(namespace: dict, scenario, plan: dict, cwd: str, hdir: str, filenames
 def fork_child(namespace: dict, scenario, plan: dict, cwd: str, hdir: str, *, filenames=(),
                source_lines=None, close_fds=(), functions=None, own_group=False) -> int:
     """Fork a child that runs the submission under ``plan``; return its pid.
+
+    ``scenario`` is a :class:`Kit`: what the child hands ``run_agent``, built once in this
+    process so that every child starts from its own copy (fork copies memory) of the same
+    fresh fake model and fake tools.
 
     The child calls ``namespace["run_agent"]`` (or ``functions[0]``) with its module-global
     ``save_checkpoint`` replaced, in the child only, by a counting wrapper around

@@ -154,14 +154,14 @@ def _serve(request, op, namespace, filename, scenarios, load_scenario, in_fd, ou
         except Exception:  # noqa: BLE001 - only an optimisation; the children will tell
             pass
         gc.freeze()  # children inherit these objects without the collector touching their pages
-    scenario = scenarios[name]
+    kit = _child.Kit(scenarios[name])
     lines = {filename: linecache.getlines(filename)}
 
     def start(plan):
         _mkdir(plan["base"])
         _mkdir(plan["cwd"])
         _mkdir(plan["hdir"])
-        return _child.fork_child(namespace, scenario, plan, plan["cwd"], plan["hdir"],
+        return _child.fork_child(namespace, kit, plan, plan["cwd"], plan["hdir"],
                                  filenames=(filename,), source_lines=lines,
                                  close_fds=(in_fd, out_fd))
 

@@ -229,13 +229,13 @@ class _ForkBackend:
                 _warm_up(self.scenarios[scenario])
             except Exception:  # noqa: BLE001 - only an optimisation
                 pass
-        sc = self.scenarios[scenario]
+        kit = _child.Kit(self.scenarios[scenario])
         functions = (self.submission.run_agent, self.submission.save_checkpoint)
 
         def start(plan):
             for key in ("base", "cwd", "hdir"):
                 os.mkdir(plan[key])
-            return _child.fork_child(self.namespace, sc, plan, plan["cwd"], plan["hdir"],
+            return _child.fork_child(self.namespace, kit, plan, plan["cwd"], plan["hdir"],
                                      filenames=self.filenames, functions=functions,
                                      own_group=True)
 
