@@ -172,16 +172,28 @@ def test_in_place_write_is_told_its_write_is_torn():
     "graders.checker.check = lambda *a, **k: None\n",
     "import builtins\nbuiltins.AssertionError = Exception\n",
     "import fake_llm\nfake_llm.load_scenario = None\n",
-    pytest.param("import graders._child as c\nc._setrlimit = lambda *a, **k: None\n",
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "harness: a submission can patch graders._child's module globals in the "
-                     "runner, so torn writes never tear; reported to helper-2 (17:10 UTC)"))),
-], ids=["json", "graders", "assertion", "fake_llm", "harness_rlimit"])
+    "import graders._child as c\nc._setrlimit = lambda *a, **k: None\n",
+    "import graders._child as c\nc._kill = lambda *a, **k: None\n",
+    "import graders._child as c\nc._Recorder.arm = lambda self, name: None\n"
+    "c._Recorder.die = lambda self, why: None\n",
+    "import signal\n_signal = signal.signal\nsignal.signal = lambda s, h: _signal(s, "
+    "signal.SIG_IGN if s == signal.SIGXFSZ else h)\n",
+], ids=["json", "graders", "assertion", "fake_llm", "harness_rlimit", "harness_kill",
+        "harness_recorder", "sigxfsz"])
 def test_a_starter_that_patches_things_earns_what_its_code_earns(cheat):
     source = LEVEL2_STARTER.read_text() + "\n\n" + cheat
     results = grade_submission(source, L2, include_hidden=False)
     assert not passed(results), {k: r.message for k, r in results.items()}
     assert not any("fault in the grader" in r.message for r in results.values())
+
+
+def test_the_problems_each_fix_tolerates_are_the_checker_s_own():
+    from graders.checker import PROBLEMS
+    from graders.checks import SAVE_POINT_A_PROBLEMS, WRITE_PROBLEMS
+
+    assert WRITE_PROBLEMS <= set(PROBLEMS) and SAVE_POINT_A_PROBLEMS <= set(PROBLEMS)
+    assert not WRITE_PROBLEMS & SAVE_POINT_A_PROBLEMS
+    assert "tear_not_applied" not in WRITE_PROBLEMS | SAVE_POINT_A_PROBLEMS
 
 
 # -- Level 1: the missing fields ----------------------------------------------------------------
