@@ -33,6 +33,7 @@ __all__ = [
     "CONFIG_NAME",
     "CELL_TIMEOUT",
     "config_text",
+    "self_check_cells",
     "build_course",
     "open_course",
     "load_config",
@@ -78,6 +79,8 @@ c.OverwriteCells.add_missing_cells = True
 c.Execute.timeout = {timeout}
 c.Execute.interrupt_on_timeout = True
 c.Execute.iopub_timeout = 4
+# Cells that only show in-kernel results (the self-check table) are not run at grading time.
+c.GuardedExecute.not_run_at_grading = {not_run}
 '''
 
 
@@ -85,7 +88,7 @@ def _names(prefix_names: list[str]) -> str:
     return "[\n" + "".join(f"    {name!r},\n" for name in prefix_names) + "]"
 
 
-def config_text(cell_timeout: int = CELL_TIMEOUT) -> str:
+def config_text(cell_timeout: int = CELL_TIMEOUT, not_run_at_grading: Iterable[str] = ()) -> str:
     """The text of the course's ``nbgrader_config.py``."""
     generate = [_NB + "IncludeHeaderFooter", _NB + "InstantiateTests", _NB + "LockCells",
                 _OURS + "ReleaseStarter", _NB + "ClearOutput", _NB + "CheckCellMetadata",
@@ -98,7 +101,8 @@ def config_text(cell_timeout: int = CELL_TIMEOUT) -> str:
                  _OURS + "WriteVerdicts", _NB + "SaveAutoGrades", _NB + "AssignLatePenalties",
                  _NB + "CheckCellMetadata"]
     return _CONFIG.format(generate=_names(generate), sanitize=_names(sanitize),
-                          autograde=_names(autograde), timeout=int(cell_timeout))
+                          autograde=_names(autograde), timeout=int(cell_timeout),
+                          not_run=sorted(not_run_at_grading))
 
 
 @dataclass(frozen=True)
@@ -198,6 +202,17 @@ def add_students(course: Course, students: Iterable[str]) -> list[str]:
     return ids
 
 
+def self_check_cells(notebooks: Iterable) -> list[str]:
+    """grade_ids of the locked code cells that call ``self_check(`` (in-kernel results only)."""
+    ids = []
+    for nb in notebooks:
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type == "code" and not meta.get("grade") and "self_check(" in cell.source:
+                ids.append(meta["grade_id"])
+    return ids
+
+
 def build_course(root: Path, *, sources: list[Path] | None = None, repo: Path = ROOT,
                  students: Iterable[str] = (), cell_timeout: int = CELL_TIMEOUT) -> Course:
     """Build (or rebuild) the Lesson 2 course in ``root`` and return it.
@@ -213,8 +228,9 @@ def build_course(root: Path, *, sources: list[Path] | None = None, repo: Path = 
         raise BuildError(f"no authored exercises (NN_name.py) in {SOURCES_DIR}")
     course = Course(Path(root).resolve())
     course.root.mkdir(parents=True, exist_ok=True)
-    course.config_path.write_text(config_text(cell_timeout), encoding="utf-8")
     notebooks = {Path(s).stem: build_source_notebook(Path(s), repo) for s in sources}
+    course.config_path.write_text(
+        config_text(cell_timeout, self_check_cells(notebooks.values())), encoding="utf-8")
     if course.source_dir.exists():
         shutil.rmtree(course.source_dir)
     course.source_dir.mkdir(parents=True)

@@ -19,6 +19,7 @@ The configuration that wires them in is written by :mod:`graders.nbgrader_course
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import traceback
 from typing import Any
 
@@ -26,7 +27,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
 from nbgrader import utils
 from nbgrader.preprocessors import ClearSolutions, Execute, NbGraderPreprocessor, OverwriteCells
-from traitlets import Float
+from traitlets import Float, List, Unicode
 
 from graders.nbgrader_grading import (
     MISSING_CELL_MARK,
@@ -107,6 +108,12 @@ class RestoreTestCells(OverwriteCells):
         return nb, resources
 
 
+SELF_CHECK_NOTE = (
+    "Not run when your work is graded: this cell runs the checks in your own kernel, where your "
+    "code could change what it shows. Your grade comes from the check cells above, each "
+    "computed outside your kernel from the code in your answer cells.\n")
+
+
 def _error_output(ename: str, text: str) -> NotebookNode:
     return NotebookNode(output_type="error", ename=ename, evalue=text, traceback=[text])
 
@@ -115,10 +122,18 @@ class GuardedExecute(Execute):
     """nbgrader's Execute, minus the autograded test cells, and safe from a broken kernel.
 
     The autograded test cells are not run in the student's kernel: :class:`WriteVerdicts`
-    replaces their outputs with verdicts computed outside it. When the kernel dies (``os._exit``,
+    replaces their outputs with verdicts computed outside it. Nor are the cells named in
+    ``not_run_at_grading`` (the self-check), which would only show in-kernel results that the
+    student's code can forge; they get a note saying so. When the kernel dies (``os._exit``,
     a crash) or a cell never finishes (even after an interrupt), the cells after it are not run
     and say why; the notebook is still graded instead of dropped.
     """
+
+    not_run_at_grading = List(
+        Unicode(),
+        help="grade_ids of cells that only show in-kernel results to the student (the "
+        "self-check table): at grading time they are not run, and say why",
+    ).tag(config=True)
 
     def preprocess(self, nb: NotebookNode, resources: Any = None, km: Any = None):
         self._stopped: str | None = None
@@ -130,6 +145,9 @@ class GuardedExecute(Execute):
             return cell, resources
         if self._stopped:
             cell.outputs = [_error_output("NotRun", f"Not run: {self._stopped}")]
+            return cell, resources
+        if cell.metadata.get("nbgrader", {}).get("grade_id") in self.not_run_at_grading:
+            cell.outputs = [NotebookNode(output_type="stream", name="stdout", text=SELF_CHECK_NOTE)]
             return cell, resources
         try:
             cell, resources = super().preprocess_cell(cell, resources, index)
@@ -178,16 +196,10 @@ class StartVerdicts(NbGraderPreprocessor):
     ).tag(config=True)
 
     def preprocess(self, nb: NotebookNode, resources: dict):
-        snapshot = NotebookNode(_copy(nb))
+        snapshot = NotebookNode(json.loads(json.dumps(nb)))
         resources[_VERDICTS] = _POOL.submit(_grade, snapshot, _notebook_name(resources),
                                             self.timeout)
         return nb, resources
-
-
-def _copy(nb: NotebookNode) -> dict:
-    import json
-
-    return json.loads(json.dumps(nb))
 
 
 class WriteVerdicts(NbGraderPreprocessor):
@@ -217,6 +229,11 @@ class WriteVerdicts(NbGraderPreprocessor):
             self.log.error("The grader failed on %s: %s\n%s", notebook, failure,
                            traceback.format_exc())
         from graders.checks import CHECKS
+
+        for result in (results or {}).values():
+            if "fault in the grader" in str(getattr(result, "message", "")):
+                self.log.error("The grader failed on a check of %s: %s", notebook,
+                               result.message)
 
         for cell in autograded_test_cells(nb):
             grade_id = cell.metadata["nbgrader"]["grade_id"]

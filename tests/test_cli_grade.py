@@ -102,3 +102,19 @@ def test_bad_jobs_and_csv_paths(tmp_path, capsys):
     status, _, err = _grade(capsys, str(tmp_path), "--course", str(tmp_path), "--csv",
                             str(Path(tmp_path) / "s.csv"), "--jobs", "0")
     assert status == 2 and "--jobs" in _one_line(err)
+
+
+@pytest.mark.nbgrader
+def test_nbgraders_own_layout_is_read_too(course, tmp_path):
+    from graders.nbgrader_batch import find_submissions
+
+    (tmp_path / "ann" / "lesson2").mkdir(parents=True)
+    (tmp_path / "ann" / "lesson2" / "02_two_latent_failures.ipynb").write_text(
+        (course.release_dir / "02_two_latent_failures.ipynb").read_text())
+    (tmp_path / "bo").mkdir()
+    (tmp_path / "bo" / "01_incomplete_checkpoint.ipynb").write_text(
+        (course.release_dir / "01_incomplete_checkpoint.ipynb").read_text())
+    found = find_submissions(tmp_path, course)
+    assert sorted(found.notebooks["ann"]) == ["02_two_latent_failures"]
+    assert sorted(found.notebooks["bo"]) == ["01_incomplete_checkpoint"]
+    assert not found.notes

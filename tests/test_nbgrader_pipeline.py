@@ -219,3 +219,12 @@ def test_the_gradebook_stays_intact(course, exported):
     assert set(EXPECTED) | {"not_json", "nbg_os_exit", "nbg_deleted"} <= students
     shutil.rmtree(course.root / "feedback" / "nbg_os_exit", ignore_errors=True)
     assert ROOT.exists()
+
+
+def test_the_self_check_is_not_run_at_grading_so_a_forged_table_never_reaches_feedback(
+        course, graded):
+    nb = nbformat.read(course.autograded_dir("cheat_graders_modules") / f"{LEVEL2}.ipynb",
+                       as_version=4)
+    self_check = next(c for c in nb.cells if c.metadata["nbgrader"]["grade_id"] == "l2_self_check")
+    assert len(self_check.outputs) == 1
+    assert "Not run when your work is graded" in self_check.outputs[0]["text"]
