@@ -66,9 +66,10 @@ class Submission:
     def problem(self) -> str | None:
         """A reason this source cannot work, found without running it, or None.
 
-        Catches syntax errors and a missing ``save_checkpoint`` or ``run_agent`` (neither defined
-        nor assigned at top level). What only running reveals (an exception at import time, a
-        name bound to something that is not a function) the harness reports after loading it.
+        Catches syntax errors and a missing ``save_checkpoint`` or ``run_agent`` (a name the
+        source never binds: no ``def``, assignment or import of it anywhere). What only running
+        reveals (an exception at import time, a name bound to something that is not a function)
+        the harness reports after loading it.
         """
         if self.source is None:
             return None
@@ -81,6 +82,8 @@ class Submission:
         except ValueError as err:  # null bytes
             return f"Your code cannot be read as Python ({err})."
         bound = _top_level_names(tree)
+        if "*" in bound:
+            return None  # a star import may define anything: let the runner tell
         missing = [f for f in REQUIRED if f not in bound]
         if missing:
             return _missing_message(missing)
