@@ -170,16 +170,21 @@ class _Check:
 
     def no_trace_message(self, k: int, on_disk: str) -> tuple[str, str]:
         name = self.calls[k - 1]["name"] if k <= len(self.calls) else "?"
+        if self.point.kind == "killed_during_tool" and k == self.point.index:
+            on_disk = on_disk.replace("checkpoint.json held", "checkpoint.json still held", 1)
+            trace = "so this call left no trace"
+        else:
+            trace = f"so tool {k} ({name}), which ran, left no trace"
         late = self.a_save_after_tool(k)
         if late is not None:
             return "save_point_a_after_tool", (
-                f"{on_disk}, so tool {k} ({name}), which ran, left no trace. Your save point A "
+                f"{on_disk}, {trace}. Your save point A "
                 f"comes after the tool: save {late['n']} sets pendingToolUse only after tool {k} "
                 "returned. Save point A belongs before execute_tool: set pendingToolUse and save, "
                 "then run the tool. Resume would not know the call was ever made and would run "
                 "it again.")
         return "no_save_point_a", (
-            f"{on_disk}, so tool {k} ({name}), which ran, left no trace. Save point A is "
+            f"{on_disk}, {trace}. Save point A is "
             f"missing: {_AFTER_SAVE_A}. Resume would not know the call was ever made and would "
             "run it again.")
 

@@ -87,7 +87,10 @@ def test_the_starter_fails_torn_writes_and_the_tool_window_each_with_its_own_mes
     assert f"held {torn.evidence['bytes_on_disk']:,} of its " in torn.message
     tool = by_point["killed_during_tool_2"]
     assert not tool.passed
-    assert "checkpoint.json held turn 1 and no pendingToolUse" in tool.message
+    assert tool.message.startswith(
+        "Killed while tool 2 (build_table) ran: checkpoint.json still held turn 1 and no "
+        "pendingToolUse, so this call left no trace. Save point A is missing: set pendingToolUse "
+        "and save before you run the tool.")
     assert "left no trace" in tool.message and "Save point A is missing" in tool.message
     assert torn.message != tool.message
     assert by_point["no_crash"].passed
