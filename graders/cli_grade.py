@@ -24,7 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--csv", metavar="FILE", type=Path, required=True,
                         help="where to write the scores (CSV)")
     parser.add_argument("--jobs", "-j", metavar="N", type=int, default=None,
-                        help=f"students graded at once (default: the cores, {os.cpu_count()})")
+                        help="students graded at once (default: one more than the cores, "
+                        f"{(os.cpu_count() or 1) + 1})")
     parser.add_argument("--no-feedback", action="store_true",
                         help="skip nbgrader generate_feedback")
     parser.add_argument("--quiet", "-q", action="store_true",
