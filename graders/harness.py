@@ -50,6 +50,7 @@ __all__ = ["Harness", "HarnessError", "dry_run", "crash_points", "run_point", "r
 #: Seconds a child may run before it is killed and reported as a hang.
 DEFAULT_TIMEOUT = 5.0
 _STARTUP_ALLOWANCE = 10.0
+_SCRATCH_NEEDED = 256 * 1024 * 1024
 
 
 class HarnessError(Exception):
@@ -79,7 +80,13 @@ def _scratch() -> str | None:
     submission called fsync anyway; on a disk, each fsync would cost milliseconds.
     """
     shm = "/dev/shm"
-    if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK):
+    try:
+        stat = os.statvfs(shm)
+    except (OSError, AttributeError):
+        return None
+    free = stat.f_bavail * stat.f_frsize
+    # A container's /dev/shm may be 64 MB: a full one would fail the student's saves.
+    if free >= _SCRATCH_NEEDED and os.access(shm, os.W_OK | os.X_OK):
         return shm
     return None
 
