@@ -390,6 +390,10 @@ HEADLINES = {"no-trace": "no trace", "torn-json": "torn JSON",
 def test_lesson_2_runs_and_its_crash_timeline_shows_what_is_on_disk(page, lab):
     open_notebook(page, lab, LESSON)
     shot(page, "01-lesson-open")
+    # Nothing to click away first: no news question, no build or kernel dialog.
+    assert page.locator(".jp-Dialog").count() == 0
+    assert page.locator(".Toastify__toast").count() == 0
+    assert page.get_by_text("Jupyter news").count() == 0
     run_all(page)
     assert error_outputs(page) == []
     assert not [p for p in prompts(page) if p == "[ ]:" or "*" in p], prompts(page)
