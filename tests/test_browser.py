@@ -387,6 +387,24 @@ HEADLINES = {"no-trace": "no trace", "torn-json": "torn JSON",
              "checkpoint": "checkpoint.json, readable"}
 
 
+def _agrees_with_the_harness(timeline_text: str, saves: str, mode: str, disk: str) -> None:
+    """Run the crash point the view names, here, on the same loop: the bytes must agree."""
+    from graders import run_point
+    from graders.teaching.variants import variant
+
+    point = re.search(r"harness crash point (\w+)", timeline_text).group(1)
+    seen = run_point(variant(saves, mode), "support-tickets", point)
+    if seen.checkpoint is None:
+        assert disk == "no-trace", (point, saves, mode, disk)
+    elif seen.parse_error is not None:
+        assert disk == "torn-json", (point, saves, mode, disk, seen.checkpoint[-80:])
+    else:
+        state = json.loads(seen.checkpoint)
+        assert disk in ("checkpoint", "no-trace"), (point, saves, mode, disk)
+        if state["pendingToolUse"] is not None:
+            assert disk == "checkpoint", (point, saves, mode, state["pendingToolUse"])
+
+
 def test_lesson_2_runs_and_its_crash_timeline_shows_what_is_on_disk(page, lab):
     open_notebook(page, lab, LESSON)
     shot(page, "01-lesson-open")
@@ -420,6 +438,7 @@ def test_lesson_2_runs_and_its_crash_timeline_shows_what_is_on_disk(page, lab):
         disk, text = _disk(page)
         shot(page, f"03-timeline-{i + 1}-{moment}-{saves}-{mode}".replace(" ", "_"))
         assert text.startswith(f"On disk: {HEADLINES[disk]}"), (action, text)
+        _agrees_with_the_harness(timeline.inner_text(), saves, mode, disk)
         if (moment, saves) == (7, "A and B"):
             # Save point A wrote the call in flight: the checkpoint names it, highlighted.
             pending = visible(page, ".cl-disk-view tr.cl-field-highlight").filter(
