@@ -72,4 +72,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Under ``python -m graders.cli`` this file is ``__main__``, a second copy of the module:
+    # run the importable one, so that its UsageError is the one subcommands raise.
+    from graders.cli import main as _main
+
+    sys.exit(_main())

@@ -163,3 +163,12 @@ def test_course_py_creates_the_venv_once_and_reinstalls_when_pyproject_changes(t
     assert "Installing the course's packages" in third.stdout
     assert third.returncode == 0, third.stdout + third.stderr
     assert "1 passed" in third.stdout
+
+
+def test_python_dash_m_gives_the_same_one_line_errors_as_the_installed_command(tmp_path):
+    missing = tmp_path / "nowhere.ipynb"
+    out = subprocess.run([sys.executable, "-m", "graders.cli", "check", str(missing)],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 2, out.stderr
+    assert "Traceback" not in out.stderr
+    assert out.stderr.startswith("checkpoint-lab check: ") and str(missing) in out.stderr
