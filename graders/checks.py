@@ -41,6 +41,7 @@ __all__ = [
     "NotebookError",
     "read_notebook",
     "run_check",
+    "Points",
     "evaluate_check",
     "in_grading_kernel",
     "grade_submission",
@@ -971,13 +972,33 @@ def _show(obj) -> None:
         print(obj)
 
 
-def run_check(check_id: str, namespace: dict) -> None:
+class Points(float):
+    """The points a visible check earned in the student's kernel, as nbgrader reads them.
+
+    nbgrader scores a test cell by its ``execute_result``: a number there is partial credit. So
+    ``nbgrader validate`` (the Validate button) reports a check that earns less than its points
+    as failed, without the cell raising and stopping Run All. JupyterLab shows the HTML.
+    """
+
+    def __new__(cls, earned: float, out_of: float) -> Points:
+        points = super().__new__(cls, earned)
+        points.out_of = float(out_of)
+        return points
+
+    def _repr_html_(self) -> str:
+        verdict = "passed" if self >= self.out_of else "not passed yet"
+        return (f"<b>{self:g} of {self.out_of:g} points</b> for this check ({verdict}); "
+                "grading runs it again outside this kernel.")
+
+
+def run_check(check_id: str, namespace: dict) -> Points | None:
     """In a student's kernel: run check ``check_id`` on the live functions and show the result.
 
-    A visible check runs on what ``namespace`` (pass ``globals()``) defines and shows a table
-    (HTML in JupyterLab, text elsewhere). A hidden check only says that it runs when the work is
-    graded. The result is for the student's information: grading recomputes every verdict
-    outside the kernel. Never raises for a wrong answer, and writes nothing to stderr.
+    A visible check runs on what ``namespace`` (pass ``globals()``) defines, shows a table
+    (HTML in JupyterLab, text elsewhere) and returns the `Points` it earned, which is how
+    ``nbgrader validate`` tells a failing check. A hidden check only says that it runs when the
+    work is graded. The result is for the student's information: grading recomputes every
+    verdict outside the kernel. Never raises for a wrong answer, and writes nothing to stderr.
 
     In a grading kernel (see `in_grading_kernel`) nothing runs: the verdict is computed outside
     the kernel and written into this cell's outputs instead.
@@ -987,10 +1008,12 @@ def run_check(check_id: str, namespace: dict) -> None:
     check = CHECKS[check_id]
     if in_grading_kernel():
         print(f"Check {check.id} ({check.title}) is graded outside this kernel.")
-        return
+        return None
     if check.hidden:
         print(f"Hidden check {check.id} ({check.points} points, {check.title}): it "
               f"{check.description}. Nothing runs here; the visible checks above show how your "
               "code does on support-tickets.")
-        return
-    _show(evaluate_check(check_id, namespace))
+        return None
+    result = evaluate_check(check_id, namespace)
+    _show(result)
+    return Points(result.points_earned, check.points)

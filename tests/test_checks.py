@@ -388,11 +388,12 @@ def test_evaluate_check_on_live_functions_agrees_with_grading(check_id, tmp_path
 
 
 def test_run_check_shows_the_result_and_a_hidden_check_says_when_it_runs(capsys):
-    run_check("l1_missing_fields", {"MISSING_FIELDS": {"version"}})
+    points = run_check("l1_missing_fields", {"MISSING_FIELDS": {"version"}})
+    assert points == 0 and points.out_of == 2 and "0 of 2 points" in points._repr_html_()
     out, err = capsys.readouterr()
     words = " ".join(out.split())
     assert "l1_missing_fields FAIL 0/2" in words and "has 1 of the 5" in words and err == ""
-    run_check("l2_atomic_save_hidden", {})
+    assert run_check("l2_atomic_save_hidden", {}) is None
     out, err = capsys.readouterr()
     assert "runs only when" not in out and "when your work is graded" in out and err == ""
     result = evaluate_check("l2_save_point_a", {})

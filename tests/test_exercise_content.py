@@ -212,6 +212,10 @@ def test_notebook_runs_top_to_bottom_in_a_kernel(name, variant, tmp_path):
             shown = " ".join(_text(o) for o in cell.outputs)
             want = "PASS" if variant == "reference" else "FAIL"
             assert f"{want} " in shown, f"{grade_id} ({variant}) showed: {shown[:500]}"
+            # nbgrader reads a test cell's execute_result as its points (validate, partial credit)
+            results = [o for o in cell.outputs if o["output_type"] == "execute_result"]
+            earned = CHECKS[grade_id].points if variant == "reference" else 0
+            assert [float(o["data"]["text/plain"]) for o in results] == [earned], grade_id
     table = " ".join(_text(o) for c in nb.cells if meta(c)["grade_id"].endswith("_self_check")
                      for o in c.outputs)
     checks = [c for c in CHECKS.values() if c.notebook == name and not c.hidden]
@@ -219,3 +223,26 @@ def test_notebook_runs_top_to_bottom_in_a_kernel(name, variant, tmp_path):
     assert f"of {len(checks)} checks passed, {passed} of {sum(c.points for c in checks)} points" \
         in table, table[-400:]
     assert nbformat.validate(nb) is None
+
+
+@pytest.mark.nbgrader
+@pytest.mark.parametrize("variant", ["starter", "reference"])
+def test_nbgrader_validate_tells_a_failing_check_from_a_passing_one(variant, tmp_path):
+    """The Validate button is `nbgrader validate`: it must not say Success! on the starter."""
+    import subprocess
+    import sys
+
+    name = "02_two_latent_failures"
+    path = tmp_path / f"{name}.ipynb"
+    nbformat.write(notebook_variant(name, variant), path)
+    nbgrader = Path(sys.executable).parent / "nbgrader"
+    out = subprocess.run([str(nbgrader), "validate", path.name], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    text = out.stdout + out.stderr
+    if variant == "reference":
+        assert "Success! Your notebook passes all the tests." in text, text[-2000:]
+    else:
+        assert "Success!" not in text
+        for check_id in ("l2_atomic_save", "l2_save_point_a"):
+            assert f'run_check("{check_id}", globals())' in text, text[-2000:]
+        assert "passed some but not all of the tests" in text
