@@ -548,9 +548,6 @@ def test_the_assignment_list_has_lesson_2_ready_to_submit(page, lab):
     assert downloaded.get_by_role("button", name="Submit").count() == 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "nbgrader's Validate says 'Success!' on the starter: graders.checks.run_check never raises in "
-    "a test cell, so validate sees no failing cell (asked of helper-6, 17:15 UTC)"))
 def test_validate_on_the_released_starter_reports_the_failing_checks(page, lab):
     # Start over from the release, as a student would (an earlier test saved the fix here).
     reset = subprocess.run(
@@ -569,4 +566,4 @@ def test_validate_on_the_released_starter_reports_the_failing_checks(page, lab):
     shot(page, "09-validate-released-starter")
     _close_dialog(page)
     assert "validation-failed" in kind, text
-    assert "l2_atomic_save" in text or "atomic" in text, text
+    assert 'run_check("l2_atomic_save"' in text and 'run_check("l2_save_point_a"' in text, text
