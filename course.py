@@ -69,7 +69,13 @@ def main(argv: list[str]) -> int:
     else:
         cmd = [str(PYTHON), "-m", "pytest", *rest]
     env = dict(os.environ, VIRTUAL_ENV=str(VENV), PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
-    return subprocess.call(cmd, cwd=ROOT, env=env)
+    child = subprocess.Popen(cmd, cwd=ROOT, env=env)
+    while True:
+        try:
+            return child.wait()
+        except KeyboardInterrupt:
+            # Ctrl-C reaches the child too (same terminal): let it shut down in its own way.
+            continue
 
 
 if __name__ == "__main__":

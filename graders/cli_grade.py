@@ -96,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
         for result in results:
             print(format_student(result))
             print()
-    print(f"Graded {len(results)} students into {course.gradebook_path}; scores in {args.csv}; "
+    students = f"{len(results)} student{'' if len(results) == 1 else 's'}"
+    print(f"Graded {students} into {course.gradebook_path}; scores in {args.csv}; "
           f"feedback in {course.root / 'feedback'}/")
     for student in failed:
         print(f"error: nbgrader could not autograde {student}: {outcomes[student].get('error')}",
