@@ -4,7 +4,8 @@ Each exercise is authored once, as ``exercises/src/NN_name.py`` (jupytext percen
 headers carrying nbgrader's own metadata; see ``.brief/exercise-format.md``). This module turns it
 into an nbgrader *source* notebook: answer cells whose ``checkpoint_lab`` metadata names
 ``solution_from`` / ``starter_from`` get ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` around
-the solution code, and keep the starter in ``checkpoint_lab.starter``. The student release comes
+the solution code, and keep the starter in ``checkpoint_lab.starter``; a locked code cell
+whose metadata names ``code_from`` gets that code as it is. The student release comes
 from nbgrader's own ``generate_assignment`` (see :mod:`graders.nbgrader_course`), whose
 ClearSolutions step (:class:`graders.nbgrader_preprocessors.ReleaseStarter`) puts each cell's
 starter in place of its solution.
@@ -178,6 +179,13 @@ def build_source_notebook(authored: Path, root: Path = ROOT) -> NotebookNode:
         cell.id = _cell_id(grade_id, index)
         lab = meta.get("checkpoint_lab")
         if lab is None:
+            continue
+        if "code_from" in lab:
+            if cell.cell_type != "code" or meta.get("nbgrader", {}).get("solution"):
+                raise BuildError(f"{where}: checkpoint_lab.code_from belongs on locked code cells "
+                                 "(answer cells name solution_from and starter_from)")
+            cell.source = extract_code(lab["code_from"], root).rstrip("\n")
+            del meta["checkpoint_lab"]
             continue
         if cell.cell_type != "code" or not meta.get("nbgrader", {}).get("solution"):
             raise BuildError(f"{where}: checkpoint_lab metadata belongs on answer (solution) "

@@ -47,7 +47,7 @@ def with_reference(name: str, path: Path, tmp_path: Path) -> Path:
 
     authored = jupytext.read(ROOT / "exercises" / "src" / f"{name}.py", fmt="py:percent")
     specs = {c.metadata["nbgrader"]["grade_id"]: c.metadata["checkpoint_lab"]["solution_from"]
-             for c in authored.cells if "checkpoint_lab" in c.metadata}
+             for c in authored.cells if "solution_from" in c.metadata.get("checkpoint_lab", {})}
     nb = nbformat.read(path, as_version=4)
     for cell in nb.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")

@@ -85,6 +85,18 @@ def test_an_answer_cell_without_a_starter_is_refused(tmp_path):
         build_source_notebook(tmp_path / "01_bad.py")
 
 
+def test_code_from_fills_a_locked_cell_and_is_refused_on_an_answer_cell(tmp_path):
+    header = ('# %% nbgrader={"grade": false, "grade_id": "given", "locked": true, '
+              '"schema_version": 3, "solution": SOLUTION} '
+              'checkpoint_lab={"code_from": "tests/fixtures/notebooks/tiny_starter.py:double"}\n')
+    (tmp_path / "01_given.py").write_text(header.replace("SOLUTION", "false"))
+    cell = build_source_notebook(tmp_path / "01_given.py").cells[0]
+    assert cell.source.startswith("def double(") and "checkpoint_lab" not in cell.metadata
+    (tmp_path / "01_answer.py").write_text(header.replace("SOLUTION", "true"))
+    with pytest.raises(BuildError, match="code_from belongs on locked code cells"):
+        build_source_notebook(tmp_path / "01_answer.py")
+
+
 @pytest.mark.nbgrader
 def test_generate_assignment_releases_each_cells_starter(tmp_path):
     course = build_course(tmp_path / "course", sources=[TINY])

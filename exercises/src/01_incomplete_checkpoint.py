@@ -57,52 +57,7 @@
 # `messages`). It calls whatever `save_checkpoint` you defined above. Nothing to change here: run
 # it.
 
-# %% nbgrader={"grade": false, "grade_id": "l1_loop", "locked": true, "schema_version": 3, "solution": false}
-def run_agent(task, tools, call_model, execute_tool):
-    """Run the agent loop on ``task``, saving at save points A and B; return its final state."""
-    state = {
-        "version": 1,
-        "task": task,
-        "turns": 0,
-        "tokensUsed": 0,
-        "messages": [{"role": "user", "content": task}],
-        "pendingToolUse": None,
-    }
-
-    response = call_model(tools=tools, messages=state["messages"])
-    state["tokensUsed"] += response["usage"]["output_tokens"]
-
-    while response["stop_reason"] == "tool_use":
-        state["messages"].append({"role": "assistant", "content": response["content"]})
-        block = next(b for b in response["content"] if b["type"] == "tool_use")
-
-        # Save point A: the model has named a tool; it has not run yet.
-        state["pendingToolUse"] = {
-            "id": block["id"],
-            "name": block["name"],
-            "input": block["input"],
-        }
-        save_checkpoint(state)
-
-        result = execute_tool(block["name"], block["input"])
-
-        state["messages"].append(
-            {
-                "role": "user",
-                "content": [{"type": "tool_result", "tool_use_id": block["id"], "content": result}],
-            }
-        )
-        state["turns"] += 1
-        state["pendingToolUse"] = None
-
-        # Save point B: this turn's tool result is fully recorded in messages.
-        save_checkpoint(state)
-
-        response = call_model(tools=tools, messages=state["messages"])
-        state["tokensUsed"] += response["usage"]["output_tokens"]
-
-    return state
-
+# %% nbgrader={"grade": false, "grade_id": "l1_loop", "locked": true, "schema_version": 3, "solution": false} checkpoint_lab={"code_from": "solutions/level2_reference.py:run_agent"}
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l1_try_it_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## Try it
