@@ -1,7 +1,7 @@
 """Build the exercises: authored jupytext files -> nbgrader source notebooks -> student release.
 
 Each exercise is authored once, as ``exercises/src/NN_name.py`` (jupytext percent format, cell
-headers carrying nbgrader's own metadata; see ``.brief/exercise-format.md``). This module turns it
+headers carrying nbgrader's own metadata; see ``exercises/README.md``). This module turns it
 into an nbgrader *source* notebook: answer cells whose ``checkpoint_lab`` metadata names
 ``solution_from`` / ``starter_from`` get ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` around
 the solution code, and keep the starter in ``checkpoint_lab.starter``; a locked code cell
