@@ -22,6 +22,7 @@ from typing import Any
 from graders._child import CHECKPOINT
 from graders.observation import Observation, describe_error
 from graders.points import NO_CRASH, CrashPoint, point_from_id
+from graders.protocol import SIX_FIELDS
 from graders.verdict import LOAD_POINT, Verdict
 
 __all__ = ["check", "load_error_verdict", "skipped_verdict", "PROBLEMS"]
@@ -361,8 +362,7 @@ class _Check:
             self.fail("bad_field", f"{self.done}: checkpoint.json holds a JSON "
                       f"{type(state).__name__}, not an object with the six fields.")
             return False
-        missing = [f for f in ("version", "task", "turns", "tokensUsed", "messages",
-                               "pendingToolUse") if f not in state]
+        missing = [f for f in SIX_FIELDS if f not in state]
         if missing:
             self.fail("missing_fields", (
                 f"{self.done}: checkpoint.json lacks {', '.join(missing)}. Resume needs all six "

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from graders.protocol import SIX_FIELDS
+
 __all__ = [
     "CHECKS",
     "Check",
@@ -72,7 +74,6 @@ ANSWER_CELLS: dict[str, tuple[str, ...]] = {
 VISIBLE_SCENARIO = "support-tickets"
 HIDDEN_SCENARIO = "long-migration"
 
-SIX_FIELDS = ("version", "task", "turns", "tokensUsed", "messages", "pendingToolUse")
 #: The fields the Level 1 starter's checkpoint lacks.
 MISSING_IN_STARTER = ("version", "task", "turns", "tokensUsed", "pendingToolUse")
 

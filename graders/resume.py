@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from fake_llm import ConversationError, FakeLLMError, load_scenario
+from graders.protocol import SIX_FIELDS
 
 __all__ = [
     "resume",
@@ -37,7 +38,6 @@ __all__ = [
 #: The protocol versions this routine knows how to read.
 KNOWN_VERSIONS = (1,)
 #: The six fields of a checkpoint, in the lesson's order.
-SIX_FIELDS = ("version", "task", "turns", "tokensUsed", "messages", "pendingToolUse")
 #: Where the context-engineering course's compaction would run, in tokens used so far.
 DEFAULT_COMPACTION_THRESHOLD = 100_000
 

@@ -1,0 +1,6 @@
+"""The checkpoint protocol's own names, in one place for the checker, resume and the checks."""
+
+__all__ = ["SIX_FIELDS"]
+
+#: The six fields of checkpoint.json, in the order the lesson teaches them.
+SIX_FIELDS = ("version", "task", "turns", "tokensUsed", "messages", "pendingToolUse")
