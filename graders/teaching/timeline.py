@@ -168,9 +168,11 @@ def _point_for(moment: Moment, points: list, write_mode: str) -> tuple[str, bool
         if (point.kind == "torn_write" and save.get("phase") == moment.phase
                 and save.get("tool") == moment.k):
             return point.id, True
-    # No save here (B only at point A). Dying at this instant leaves what dying during the model
-    # call before it leaves: the save after the previous turn on disk, tool k not yet run.
-    return f"killed_during_model_call_{moment.k}", False
+    # No save here. Dying at this instant leaves what dying during the nearest model call leaves:
+    # at point A (B only) the call before it, tool k not yet run; at point B (A only) the call
+    # after it, tool k finished and its result in memory only.
+    k = moment.k if moment.phase == "A" else moment.k + 1
+    return f"killed_during_model_call_{k}", False
 
 
 def _tool_names(entries: list) -> str:
@@ -259,6 +261,12 @@ def _conclusion(moment: Moment, disk: DiskState, obs: Observation, report: Resum
         return report.problems[0].message
     turns = disk.checkpoint.get("turns")
     pending = disk.checkpoint.get("pendingToolUse")
+    if isinstance(pending, dict) and any(
+            e.get("name") == pending.get("name") and e.get("input") == pending.get("input")
+            and "result" in e for e in ran):
+        return (f"pendingToolUse still names {pending.get('name')}, which finished: no save "
+                "recorded its result, so resume takes the call as unfinished and runs "
+                f"{pending.get('name')} a second time.")
     if isinstance(pending, dict):
         return (f"the last complete save is save point A of turn {turns + 1}: pendingToolUse "
                 f"names {pending.get('name')}, so resume knows that call may have run and "
