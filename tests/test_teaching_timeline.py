@@ -40,7 +40,11 @@ def _saves_before(moment_id: str, save_points: str) -> list[tuple[str, int]]:
         here = (kind, int(k))
     done = order[: order.index(here) + (1 if here[0] == "end" else 0)]
     saves = [m for m in done if m[0] in ("A", "B")]
-    return [s for s in saves if save_points == "A and B" or s[0] == "B"]
+    return [s for s in saves if s[0] in _PHASES[save_points]]
+
+
+#: The save points each setting of the toggle saves at.
+_PHASES = {"B only": {"B"}, "A only": {"A"}, "A and B": {"A", "B"}}
 
 
 def _expected(moment_id: str, save_points: str, write_mode: str) -> dict:
@@ -48,7 +52,7 @@ def _expected(moment_id: str, save_points: str, write_mode: str) -> dict:
     saves = _saves_before(moment_id, save_points)
     mid_save = moment_id.startswith("save_")
     phase = moment_id[5] if mid_save else None
-    saves_here = not (mid_save and phase == "A" and save_points == "B only")
+    saves_here = not (mid_save and phase not in _PHASES[save_points])
     if mid_save and saves_here and write_mode == "in place":
         return {"kind": "torn JSON", "saves_here": True}
     if not saves:
@@ -208,6 +212,15 @@ def test_each_loop_fails_the_checker_for_exactly_its_own_mistakes(save_points, w
     found = {p for v in verdicts for p in v.evidence.get("problems", [])}
     assert found == problems, [str(v) for v in verdicts if not v.passed]
     assert all(v.passed for v in verdicts) == (not problems)
+
+
+def test_the_a_only_loop_fails_for_its_missing_save_point_b_only():
+    verdicts = run_matrix(variant("A only", "temp + rename"), SCENARIO)
+    found = {p for v in verdicts for p in v.evidence.get("problems", [])}
+    assert "no_save_point_b" in found
+    assert not found & {"in_place_write", "no_save_point_a"}, found
+    failed = {v.point for v in verdicts if not v.passed}
+    assert "killed_during_model_call_2" in failed and "killed_during_tool_2" not in failed
 
 
 @pytest.mark.parametrize("save_points,write_mode,fixture", [

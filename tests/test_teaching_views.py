@@ -17,9 +17,10 @@ from graders.teaching.variants import (
     WRITE_MODES,
     VariantError,
     function_source,
+    lesson_function,
     load_function,
     source_path,
-    toggle_diff,
+    starter_reference_diff,
     variant,
     variant_source,
 )
@@ -141,27 +142,39 @@ def test_ledger_helpers(timeline):
 
 @pytest.mark.parametrize("save_points", SAVE_POINTS)
 @pytest.mark.parametrize("write_mode", WRITE_MODES)
-def test_each_variant_takes_each_function_from_the_right_file(save_points, write_mode):
+def test_each_toggle_changes_only_what_it_names(save_points, write_mode):
     source = variant_source(save_points, write_mode)
     tree = ast.parse(source)
     functions = {n.name: ast.get_source_segment(source, n) for n in tree.body
                  if isinstance(n, ast.FunctionDef)}
-    save_from = "starter" if write_mode == "in place" else "reference"
-    loop_from = "starter" if save_points == "B only" else "reference"
-    assert functions["save_checkpoint"] == function_source(save_from, "save_checkpoint")
-    assert functions["run_agent"] == function_source(loop_from, "run_agent")
+    assert functions["save_checkpoint"] == lesson_function("save_checkpoint",
+                                                           write_mode=write_mode).strip()
+    loop = functions["run_agent"].splitlines()
+    full = lesson_function("run_agent", save_points="A and B").strip().splitlines()
+    dropped = [line for line in full if line not in loop]
+    assert all("save_checkpoint(state)" in line or "# Save point" in line
+               for line in dropped), dropped
+    saves = sum("save_checkpoint(state)" in line for line in loop)
+    assert saves == (2 if save_points == "A and B" else 1)
+    for point in ("A", "B"):
+        kept = any(f"# Save point {point}" in line for line in loop)
+        assert kept == (point in save_points.replace("only", "").split()), (point, save_points)
+    assert sum('state["tokensUsed"] +=' in line for line in loop) == 1, "tokens: same in all"
     assert variant(save_points, write_mode).problem() is None
 
 
-def test_the_corner_variants_are_the_files_themselves(repo_root):
-    starter = (repo_root / "tests/fixtures/submissions/starter_fails_all.py").read_text()
-    assert variant_source("B only", "in place") == starter
-    assert variant_source("A and B", "temp + rename") == source_path("reference").read_text()
+def test_the_lessons_loops_are_not_the_exercise_starter_or_reference():
+    for name in ("starter", "reference"):
+        for function in ("run_agent", "save_checkpoint"):
+            theirs = function_source(name, function)
+            for sp in SAVE_POINTS:
+                for wm in WRITE_MODES:
+                    assert theirs not in variant_source(sp, wm), (name, function, sp, wm)
 
 
 def test_bad_toggles_and_sources_are_named():
     with pytest.raises(VariantError, match="save points must be one of"):
-        variant("A only", "in place")
+        variant("C only", "in place")
     with pytest.raises(VariantError, match="write mode must be one of"):
         variant("B only", "copy")
     with pytest.raises(VariantError, match="unknown source"):
@@ -178,15 +191,15 @@ def test_load_function_gives_the_reference_save(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["checkpoint.json"]
 
 
-def test_toggle_diff_shows_the_lines_each_toggle_swaps():
-    loop = toggle_diff("save points")
-    assert loop.startswith("--- run_agent, B only (the starter)")
+def test_the_walkthrough_diff_shows_what_the_reference_changes_in_the_starter():
+    loop = starter_reference_diff("run_agent")
+    assert loop.startswith("--- run_agent (the starter)")
     assert any(line.startswith("+") and 'state["pendingToolUse"] = None' in line
                for line in loop.splitlines())
     assert '"""' not in loop, "docstrings are left out of the diff"
-    save = toggle_diff("write mode")
+    save = starter_reference_diff("save_checkpoint")
     assert any(line.startswith("+") and "os.replace(" in line for line in save.splitlines())
     assert any(line.startswith("-") and 'open("checkpoint.json", "w")' in line
                for line in save.splitlines())
-    with pytest.raises(VariantError, match="the toggles are"):
-        toggle_diff("colour")
+    with pytest.raises(VariantError, match="the exercise's functions are"):
+        starter_reference_diff("colour")

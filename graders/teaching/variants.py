@@ -1,15 +1,18 @@
-"""The four loops the crash timeline toggles between, as real submissions.
+"""The lesson's own loops, which the crash timeline and the lessons crash for real.
 
-Two toggles, two choices each:
+The lessons teach on these loops, not on the exercise's: the starter (the code students fix in
+Level 2) is first met in the exercise, and the reference (its fix) only in ``solutions/``.
 
-- B only, in place: the starter, ``tests/fixtures/submissions/starter_fails_all.py``;
-- A and B, temp + rename: the reference, ``solutions/level2_reference.py``;
-- B only, temp + rename: the starter's ``run_agent`` with the reference's ``save_checkpoint``;
-- A and B, in place: the reference's ``run_agent`` with the starter's ``save_checkpoint``.
+One loop, `LESSON_LOOP`, written once, and two toggles, each changing only what it names:
 
-The two middle loops are put together from the two files with ``ast`` (each toggle swaps one
-function), so there is one copy of each piece of code. The files are read from the course's
-source tree (the lessons run from a clone of it).
+- save points: ``"B only"``, ``"A only"`` or ``"A and B"`` keep or drop the loop's
+  ``save_checkpoint(state)`` lines at save point A and at save point B, and nothing else
+  (every variant counts ``tokensUsed`` the same way and sets ``pendingToolUse`` in memory);
+- write mode: ``"in place"`` or ``"temp + rename"`` choose the lesson's `IN_PLACE_SAVE` or
+  `ATOMIC_SAVE`.
+
+`starter_reference_diff` is the one place the starter and the reference meet: the walkthrough a
+student opens after the exercise (``solutions/level2_walkthrough.md``) shows it.
 """
 
 from __future__ import annotations
@@ -26,30 +29,80 @@ __all__ = [
     "SAVE_POINTS",
     "WRITE_MODES",
     "SOURCES",
+    "LESSON_LOOP",
+    "IN_PLACE_SAVE",
+    "ATOMIC_SAVE",
     "VariantError",
     "source_path",
     "function_source",
     "load_function",
+    "lesson_function",
     "variant_name",
     "variant_source",
     "variant",
     "no_checkpoint",
     "NO_CHECKPOINT_SAVE",
-    "toggle_diff",
+    "starter_reference_diff",
 ]
 
-#: The save-points toggle: save only at B, or at A and B.
-SAVE_POINTS = ("B only", "A and B")
+#: The save-points toggle: where the loop saves.
+SAVE_POINTS = ("B only", "A only", "A and B")
 #: The write-mode toggle: overwrite checkpoint.json, or write a temp file and rename it.
 WRITE_MODES = ("in place", "temp + rename")
 
-#: The two files the variants come from, relative to the course's top folder.
+#: The exercise's two files, relative to the course's top folder (used only by the walkthrough).
 SOURCES = {
     "starter": "tests/fixtures/submissions/starter_fails_all.py",
     "reference": "solutions/level2_reference.py",
 }
 
 _ROOT = Path(__file__).resolve().parents[2]
+
+_IMPORTS = "import json\nimport os\nimport tempfile\nfrom pathlib import Path"
+
+#: The lesson's loop. The two lines under ``# Save point A`` and under ``# Save point B`` are the
+#: ones the save-points toggle keeps or drops.
+LESSON_LOOP = '''def run_agent(task, tools, call_model, execute_tool):
+    state = {
+        "version": 1,
+        "task": task,
+        "turns": 0,
+        "tokensUsed": 0,
+        "messages": [{"role": "user", "content": task}],
+        "pendingToolUse": None,
+    }
+    while True:
+        response = call_model(tools=tools, messages=state["messages"])
+        state["tokensUsed"] += response["usage"]["output_tokens"]
+        if response["stop_reason"] != "tool_use":
+            return state
+        call = next(b for b in response["content"] if b["type"] == "tool_use")
+        state["messages"].append({"role": "assistant", "content": response["content"]})
+        state["pendingToolUse"] = {"id": call["id"], "name": call["name"], "input": call["input"]}
+        # Save point A: the call is named; it has not run yet.
+        save_checkpoint(state)
+        output = execute_tool(call["name"], call["input"])
+        state["messages"].append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": call["id"], "content": output}]})
+        state["pendingToolUse"] = None
+        state["turns"] += 1
+        # Save point B: its result is recorded.
+        save_checkpoint(state)
+'''
+
+#: The lesson's in-place save: the new bytes go straight into checkpoint.json.
+IN_PLACE_SAVE = '''def save_checkpoint(state):
+    Path("checkpoint.json").write_text(json.dumps(state))
+'''
+
+#: The lesson's atomic save: a temp file beside checkpoint.json, then one rename.
+ATOMIC_SAVE = '''def save_checkpoint(state):
+    folder = Path("checkpoint.json").resolve().parent
+    with tempfile.NamedTemporaryFile("w", dir=folder, prefix="checkpoint.", suffix=".tmp",
+                                     delete=False) as temp:
+        json.dump(state, temp)
+    os.replace(temp.name, "checkpoint.json")
+'''
 
 #: The save of a loop with no checkpoint at all: the scene lives in memory only.
 NO_CHECKPOINT_SAVE = '''def save_checkpoint(state):
@@ -119,65 +172,59 @@ def _check(save_points: str, write_mode: str) -> None:
 
 
 def variant_name(save_points: str, write_mode: str) -> str:
-    """A short name: ``"B only, in place (the starter)"``."""
+    """A short name: ``"B only, in place"``."""
     _check(save_points, write_mode)
-    name = f"{save_points}, {write_mode}"
-    if (save_points, write_mode) == ("B only", "in place"):
-        name += " (the starter)"
-    elif (save_points, write_mode) == ("A and B", "temp + rename"):
-        name += " (the reference)"
-    return name
+    return f"{save_points}, {write_mode}"
 
 
-def _loop_from(save_points: str) -> str:
-    return "starter" if save_points == "B only" else "reference"
-
-
-def _save_from(write_mode: str) -> str:
-    return "starter" if write_mode == "in place" else "reference"
+def lesson_function(function: str, *, save_points: str = "A and B",
+                    write_mode: str = "temp + rename") -> str:
+    """The source of the lesson's ``"run_agent"`` (with these save points) or
+    ``"save_checkpoint"`` (with this write mode)."""
+    _check(save_points, write_mode)
+    if function == "save_checkpoint":
+        return IN_PLACE_SAVE if write_mode == "in place" else ATOMIC_SAVE
+    if function != "run_agent":
+        raise VariantError(f"the lesson's loop has run_agent and save_checkpoint, not {function!r}")
+    keep = {"A": save_points in ("A only", "A and B"), "B": save_points in ("B only", "A and B")}
+    lines: list[str] = []
+    skip = False
+    for line in LESSON_LOOP.splitlines(keepends=True):
+        marker = next((p for p in "AB" if f"# Save point {p}" in line), None)
+        if skip or (marker and not keep[marker]):
+            skip = not skip  # drop the marker line and the save under it
+            continue
+        lines.append(line)
+    return "".join(lines)
 
 
 def variant_source(save_points: str, write_mode: str) -> str:
-    """The Python source of the loop with these two toggles."""
+    """The Python source of the lesson's loop with these two toggles."""
     _check(save_points, write_mode)
-    loop, save = _loop_from(save_points), _save_from(write_mode)
-    if loop == save:
-        return _read(loop)
-    header: list[str] = []
-    for name in (save, loop):
-        for line in _top_level(name)[0]:
-            if line not in header:
-                header.append(line)
     return "\n".join([
-        f'"""{variant_name(save_points, write_mode)}: save_checkpoint from {SOURCES[save]}, '
-        f'run_agent from {SOURCES[loop]}."""',
+        f'"""The lesson loop: {variant_name(save_points, write_mode)}."""',
         "",
-        *header,
-        "",
-        "",
-        function_source(save, "save_checkpoint"),
+        _IMPORTS,
         "",
         "",
-        function_source(loop, "run_agent"),
+        lesson_function("save_checkpoint", write_mode=write_mode),
         "",
+        lesson_function("run_agent", save_points=save_points),
     ])
 
 
 def variant(save_points: str, write_mode: str) -> Submission:
-    """The loop with these two toggles, as a harness `Submission`."""
-    source = variant_source(save_points, write_mode)
-    loop, save = _loop_from(save_points), _save_from(write_mode)
+    """The lesson's loop with these two toggles, as a harness `Submission`."""
     name = variant_name(save_points, write_mode)
-    filename = str(source_path(loop)) if loop == save else f"<{name}>"
-    return Submission.from_source(source, name=name, filename=filename)
+    return Submission.from_source(variant_source(save_points, write_mode), name=name,
+                                  filename=f"<lesson loop: {name}>")
 
 
 def no_checkpoint() -> Submission:
-    """The reference loop with a save that writes nothing: the scene lives in memory only."""
-    header = _top_level("reference")[0]
+    """The lesson's loop with a save that writes nothing: the scene lives in memory only."""
     source = "\n".join([
-        '"""The reference loop with no checkpoint: the scene lives in memory only."""',
-        "", *header, "", "", NO_CHECKPOINT_SAVE, "", function_source("reference", "run_agent"), "",
+        '"""The lesson loop with no checkpoint: the scene lives in memory only."""',
+        "", _IMPORTS, "", "", NO_CHECKPOINT_SAVE, "", LESSON_LOOP,
     ])
     return Submission.from_source(source, name="no checkpoint", filename="<no checkpoint>")
 
@@ -192,18 +239,15 @@ def _without_docstring(source: str) -> list[str]:
     return lines
 
 
-def toggle_diff(toggle: str) -> str:
-    """What one toggle changes, as a unified diff of the one function it swaps.
+def starter_reference_diff(function: str) -> str:
+    """What the reference changes in the starter's ``function``, as a unified diff.
 
-    ``"save points"`` swaps ``run_agent`` ("B only" is the starter's, "A and B" the
-    reference's); ``"write mode"`` swaps ``save_checkpoint``.
+    For the walkthrough after the exercise (``solutions/level2_walkthrough.md``), never a lesson.
     """
-    functions = {"save points": "run_agent", "write mode": "save_checkpoint"}
-    if toggle not in functions:
-        raise VariantError(f"the toggles are {', '.join(functions)}, not {toggle!r}")
-    function = functions[toggle]
+    if function not in ("run_agent", "save_checkpoint"):
+        raise VariantError(f"the exercise's functions are run_agent and save_checkpoint, not "
+                           f"{function!r}")
     before = _without_docstring(function_source("starter", function))
     after = _without_docstring(function_source("reference", function))
-    old, new = ("B only", "A and B") if toggle == "save points" else ("in place", "temp + rename")
-    return "".join(difflib.unified_diff(before, after, f"{function}, {old} (the starter)",
-                                        f"{function}, {new} (the reference)", n=2))
+    return "".join(difflib.unified_diff(before, after, f"{function} (the starter)",
+                                        f"{function} (the reference)", n=2))
