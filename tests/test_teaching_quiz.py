@@ -102,9 +102,32 @@ def test_quiz_view_shows_feedback_on_choice_and_keeps_the_first_try():
 
 def test_quiz_view_text_fallback_is_the_question_with_answers():
     view = show_quiz("power_loss")
-    bundle = view._repr_mimebundle_()
+    bundle, metadata = view._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert bundle["text/plain"] == QUIZZES["power_loss"].to_text()
+    # What a saved notebook shows in the widget's place (graders.workspace.before_save).
+    assert metadata == {"checkpoint_lab_rerun": "Run this cell to see the quiz (its buttons "
+                                                "need the running kernel)."}
+
+
+def test_quiz_view_carries_the_stylesheet_that_gives_each_option_its_own_box():
+    view = show_quiz("power_loss")
+    style = view.children[0]
+    assert "cl-style" in style._dom_classes and style.value.startswith("<style>")
+    # The fixed-height label of ipywidgets is what made long options run into each other.
+    rules = style.value.split(".widget-radio-box label {", 1)[1].split("}", 1)[0]
+    assert "height: auto" in rules and "white-space: normal" in rules
+    assert "label:has(input:checked)" in style.value  # the chosen one is marked
+    assert view.choices.index is None and len(view.choices.options) == len(view.quiz.choices)
+
+
+def test_the_verdict_colours_come_from_classes_with_a_dark_theme_variant():
+    from graders.teaching.style import CSS
+
+    right, wrong = _quiz().answer("a").to_html(), _quiz().answer("b").to_html()
+    assert 'class="cl-right"' in right and 'class="cl-wrong"' in wrong
+    assert "style=" not in right + wrong
+    assert 'body[data-jp-theme-light="false"] .cl-quiz-verdict .cl-wrong' in CSS
 
 
 def test_knowledge_check_counts_first_tries():
@@ -118,5 +141,5 @@ def test_knowledge_check_counts_first_tries():
     second.choose(wrong)
     second.choose(second.quiz.right_letter)
     assert "1 of 2 answered" in check_view.score.value
-    text = check_view._repr_mimebundle_()["text/plain"]
+    text = check_view._repr_mimebundle_()[0]["text/plain"]
     assert text.startswith("Question 1. ") and f"Question {len(KNOWLEDGE_CHECK)}." in text

@@ -24,7 +24,7 @@ from graders.teaching.variants import (
     variant,
     variant_source,
 )
-from graders.teaching.widgets import TimelineView, disk_html, strip_html
+from graders.teaching.widgets import TimelineView, disk_html, no_save_note, strip_cells
 
 
 @pytest.fixture(scope="module")
@@ -72,13 +72,77 @@ def test_every_toggle_redraws_the_disk_view(view, timeline):
 
 def test_a_b_only_loop_says_it_does_not_save_at_point_a(view, timeline):
     view.crash_point.value = timeline.moment("save_A_2").index
-    assert "does not save at this moment" in view.loop.value
-    assert "opacity:0.45" in strip_html(timeline, 0, "B only", "in place")
-    assert "opacity" not in strip_html(timeline, 0, "A and B", "in place")
+    assert "does not save at this moment: it goes straight on to run the tool" in view.loop.value
+    b_only = {c.index: c for c in strip_cells(timeline, 0, "B only", "in place")}
+    a_save = timeline.moment("save_A_2").index
+    assert not b_only[a_save].saves_here and "does not save here" in b_only[a_save].title
+    assert all(c.saves_here for c in strip_cells(timeline, 0, "A and B", "in place"))
+    button = view.moment_buttons[a_save]
+    assert "cl-moment-nosave" in button._dom_classes
+    view.save_points.value = "A and B"
+    assert "cl-moment-nosave" not in button._dom_classes
+
+
+@pytest.mark.skipif("A only" not in SAVE_POINTS, reason="no 'A only' loop in variants.py")
+def test_an_a_only_loop_goes_straight_on_to_the_model_at_point_b(timeline):
+    state = timeline.state("save_B_1", "A only", "temp + rename")
+    assert not state.saves_here
+    assert no_save_note(state).endswith("goes straight on to call the model.")
+    assert "call the model" in state.to_text()
+
+
+def test_a_click_on_a_moment_of_the_strip_moves_the_crash_there(view, timeline):
+    assert len(view.moment_buttons) == len(timeline.moments)
+    target = timeline.moment("save_B_1")
+    view.moment_buttons[target.index].click()  # what a click in the browser sends
+    assert view.crash_point.value == target.index
+    assert "Moment 4 of 10" in view.moment_label.value
+    current = [b for b in view.moment_buttons if "cl-moment-current" in b._dom_classes]
+    assert current == [view.moment_buttons[target.index]]
+    assert current[0].description == "4. save B1"
+    assert "halfway through save point B of turn 1" in current[0].tooltip
+    view.select("end")
+    assert view.current.moment.id == "end"
+    with pytest.raises(KeyError, match="no moment"):
+        view.select("nowhere")
+
+
+def test_the_strip_colours_each_moment_by_what_a_crash_there_leaves(timeline):
+    from graders.teaching.style import KIND_COLOURS
+
+    for sp in SAVE_POINTS:
+        for wm in WRITE_MODES:
+            cells = strip_cells(timeline, 3, sp, wm)
+            assert [c.current for c in cells].count(True) == 1 and cells[3].current
+            for cell in cells:
+                kind = timeline.state(cell.index, sp, wm).disk.kind
+                assert (cell.kind, cell.colour) == (kind, KIND_COLOURS[kind])
+
+
+def test_the_saved_point_a_is_not_called_no_call_in_flight(timeline):
+    # Moment 4, "A and B", "temp + rename": the cut save B leaves save point A on disk, whose
+    # pendingToolUse names list_tickets; the note beside it must say so, not contradict it.
+    state = timeline.state("save_B_1", "A and B", "temp + rename")
+    pending = state.disk.checkpoint["pendingToolUse"]
+    assert pending["name"] == "list_tickets"
+    note = state.disk.notes["pendingToolUse"]
+    assert "no tool call in flight" not in note and "list_tickets" in note
+    assert "save point A of turn 1" in state.disk.headline
+    for sp in SAVE_POINTS:
+        for wm in WRITE_MODES:
+            for moment in timeline.moments:
+                disk = timeline.state(moment, sp, wm).disk
+                if disk.checkpoint and disk.checkpoint.get("pendingToolUse"):
+                    name = disk.checkpoint["pendingToolUse"]["name"]
+                    assert name in disk.notes["pendingToolUse"], (moment.id, sp, wm)
+                elif disk.checkpoint:
+                    assert "names" not in disk.notes["pendingToolUse"], (moment.id, sp, wm)
 
 
 def test_the_timeline_text_fallback(view):
-    text = view._repr_mimebundle_()["text/plain"]
+    data, metadata = view._repr_mimebundle_()
+    assert metadata["checkpoint_lab_rerun"].startswith("Run this cell to see the crash timeline")
+    text = data["text/plain"]
     assert text.startswith("Crash timeline of support-tickets")
     assert "Killed at: tool 2 running: build_table" in text
     assert "no trace of the call in flight" in text

@@ -20,8 +20,12 @@ FIELD_PURPOSES: dict[str, str] = {
     "pendingToolUse": "the tool call named but not yet recorded ({id, name, input}), or null",
 }
 
-_HIGHLIGHT_STYLE = "background:#fff3bf"
-_MISSING_STYLE = "color:#b42318"
+# A highlighted row sets its own text colour, so it stays readable in a dark theme.
+_HIGHLIGHT_STYLE = "background:#fff3bf;color:#101828"
+_MISSING_STYLE = "color:#b42318;background:#fff;padding:0 0.2em"
+# Room between a field's name, its value and its note; a note stays on one line.
+_CELL = "text-align:left;vertical-align:top;padding:2px 1em 2px 0"
+_CODE = "color:inherit;background:transparent"
 
 
 def _short(text: str, limit: int) -> str:
@@ -119,11 +123,12 @@ class CheckpointView:
             note = html.escape(self.notes.get(name, ""))
             rows.append(
                 f'<tr class="{cls}" data-field="{html.escape(name)}" style="{style}">'
-                f'<td style="text-align:left;vertical-align:top">'
-                f"<code>{html.escape(name)}</code></td>"
-                f'<td style="text-align:left;vertical-align:top;font-family:monospace;'
+                f'<td class="cl-field-name" style="{_CELL}">'
+                f'<code style="{_CODE}">{html.escape(name)}</code></td>'
+                f'<td class="cl-field-value" style="{_CELL};font-family:monospace;'
                 f'font-size:90%">{value}</td>'
-                f'<td style="text-align:left;vertical-align:top"><em>{note}</em></td></tr>'
+                f'<td class="cl-note" style="{_CELL};white-space:nowrap"><em>{note}</em></td>'
+                "</tr>"
             )
         return (
             f'<div class="cl-checkpoint"><b>{html.escape(self.title)}</b>'

@@ -50,11 +50,13 @@ class Feedback:
     __str__ = to_text
 
     def to_html(self) -> str:
-        colour = "#1a7f37" if self.correct else "#b42318"
+        # The colour comes from the widgets' stylesheet (graders.teaching.style), which has a
+        # dark-theme variant; the words say it without colour.
+        cls = "cl-right" if self.correct else "cl-wrong"
         again = "" if self.correct else " <em>Try another answer.</em>"
         return (
-            f'<div class="cl-quiz-verdict" data-correct="{str(self.correct).lower()}">'
-            f'<b style="color:{colour}">({self.letter}) {self.verdict}</b> '
+            f'<div class="cl-quiz-verdict" data-correct="{str(self.correct).lower()}" '
+            f'role="status"><b class="{cls}">({self.letter}) {self.verdict}</b> '
             f"{html.escape(self.why)}{again}</div>"
         )
 

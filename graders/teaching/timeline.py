@@ -117,8 +117,9 @@ class TimelineState:
             f"Loop: {self.variant}; harness crash point: {self.point}",
         ]
         if not self.saves_here:
-            lines.append("This loop does not save at this moment: it goes straight on to run "
-                         "the tool, and nothing on disk changes.")
+            then = "run the tool" if self.moment.phase == "A" else "call the model"
+            lines.append(f"This loop does not save at this moment: it goes straight on to "
+                         f"{then}, and nothing on disk changes.")
         lines += ["", f"On disk: {self.disk.headline}"]
         if self.disk.checkpoint is not None:
             view = CheckpointView(self.disk.checkpoint, highlight=self.disk.highlight,
@@ -226,6 +227,13 @@ def _disk(moment: Moment, obs: Observation, sc) -> DiskState:
         headline = (f"no trace of the call in flight: checkpoint.json is the save after turn "
                     f"{turns}, and nothing in it names {in_flight['name']}.{leftovers}")
         kind = "no trace"
+    elif isinstance(pending, dict):
+        # The last save that finished is save point A of the next turn: its call may have run.
+        notes["pendingToolUse"] = (f"names {pending.get('name')}: saved at point A, its result "
+                                   "not saved since")
+        headline = (f"checkpoint.json, readable: save point A of turn {turns + 1}, whose "
+                    f"pendingToolUse names {pending.get('name')}.{leftovers}")
+        kind = "checkpoint"
     else:
         notes["pendingToolUse"] = "no tool call in flight"
         headline = f"checkpoint.json, readable: the save after turn {turns}.{leftovers}"

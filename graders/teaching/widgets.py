@@ -7,21 +7,27 @@ Stable CSS classes, for the browser tests:
 - ``cl-timeline`` the timeline's container; ``cl-crash-point`` the slider of where the process
   dies; ``cl-save-points`` the "B only" / "A and B" toggle; ``cl-write-mode`` the "in place" /
   "temp + rename" toggle; ``cl-disk-view`` what is on disk ("no trace", "torn JSON", or the
-  checkpoint); ``cl-resume-view`` what resume concludes; ``cl-timeline-strip`` the row of moments.
-- ``cl-quiz`` one question; ``cl-quiz-choices`` its answers; ``cl-quiz-feedback`` the feedback.
+  checkpoint); ``cl-resume-view`` what resume concludes; ``cl-timeline-strip`` the row of moments,
+  one ``cl-moment-button`` each (a click moves the crash there; ``cl-moment-current`` marks it).
+- ``cl-quiz`` one question; ``cl-quiz-choices`` its answers, one box (``label``) each with its
+  own radio button; ``cl-quiz-feedback`` the feedback.
+
+The stylesheet they share is `graders.teaching.style`; each view carries it.
 """
 
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import ipywidgets as widgets
 
-from graders.teaching._fallback import TextFallback
+from graders.teaching._fallback import RERUN_KEY, TextFallback
 from graders.teaching.checkpoint_view import CheckpointView
 from graders.teaching.quiz import Quiz
 from graders.teaching.quizzes import KNOWLEDGE_CHECK, QUIZZES
+from graders.teaching.style import A11Y_JS, INK, KIND_COLOURS, style_widget
 from graders.teaching.variants import SAVE_POINTS, WRITE_MODES
 
 if TYPE_CHECKING:  # the timeline pulls in the crash harness: only the timeline view needs it
@@ -36,10 +42,10 @@ __all__ = [
     "show_timeline",
     "disk_html",
     "resume_html",
-    "strip_html",
+    "StripCell",
+    "strip_cells",
+    "no_save_note",
 ]
-
-_KIND_COLOURS = {"no trace": "#d0d5dd", "torn JSON": "#f97066", "checkpoint": "#75e0a7"}
 
 
 class QuizView(TextFallback, widgets.VBox):
@@ -47,7 +53,7 @@ class QuizView(TextFallback, widgets.VBox):
 
     def __init__(self, quiz: Quiz, **kwargs) -> None:
         self.quiz = quiz
-        source = (f'<div style="color:#667085;font-size:85%">{html.escape(quiz.source)}</div>'
+        source = (f'<div class="cl-muted" style="font-size:85%">{html.escape(quiz.source)}</div>'
                   if quiz.source else "")
         self.question = widgets.HTML(f"<b>{html.escape(quiz.question)}</b>{source}")
         self.choices = widgets.RadioButtons(
@@ -62,7 +68,7 @@ class QuizView(TextFallback, widgets.VBox):
         self.feedback.add_class("cl-quiz-feedback")
         self.first_answer_correct: bool | None = None
         self.choices.observe(self._on_choice, names="index")
-        super().__init__([self.question, self.choices, self.feedback], **kwargs)
+        super().__init__([style_widget(), self.question, self.choices, self.feedback], **kwargs)
         self.add_class("cl-quiz")
         self.add_class(f"cl-quiz-{quiz.id.replace('_', '-')}")
 
@@ -78,6 +84,8 @@ class QuizView(TextFallback, widgets.VBox):
     def choose(self, answer: int | str) -> None:
         """Pick an answer (an index, a letter or its text), as a click would."""
         self.choices.index = self.quiz.index_of(answer)
+
+    rerun_hint = "Run this cell to see the quiz (its buttons need the running kernel)."
 
     def fallback_text(self) -> str:
         return self.quiz.to_text()
@@ -96,7 +104,7 @@ class KnowledgeCheck(TextFallback, widgets.VBox):
         children = []
         for number, view in enumerate(self.views, 1):
             children += [widgets.HTML(f"<h4>Question {number}</h4>"), view]
-        super().__init__([*children, self.score], **kwargs)
+        super().__init__([style_widget(), *children, self.score], **kwargs)
         self.add_class("cl-knowledge-check")
 
     def _update(self) -> None:
@@ -104,6 +112,9 @@ class KnowledgeCheck(TextFallback, widgets.VBox):
         right = sum(1 for v in answered if v.first_answer_correct)
         self.score.value = (f"<b>Right at the first try: {right} of {len(answered)} answered "
                             f"({len(self.views)} questions).</b>")
+
+    rerun_hint = ("Run this cell to see the knowledge check (its buttons need the running "
+                  "kernel).")
 
     def fallback_text(self) -> str:
         return "\n\n".join(f"Question {n}. {v.quiz.to_text()}"
@@ -144,29 +155,54 @@ def _strip_label(moment) -> str:
     return "end"
 
 
-def strip_html(timeline: Timeline, index: int, save_points: str, write_mode: str) -> str:
-    """A row of the run's moments, coloured by what a crash there leaves, ``index`` outlined."""
+@dataclass(frozen=True)
+class StripCell:
+    """One moment in the strip: what it says, its colour, and whether it is the one on screen."""
+
+    index: int
+    text: str
+    title: str
+    kind: str
+    colour: str
+    current: bool
+    saves_here: bool
+
+
+def strip_cells(timeline: Timeline, index: int, save_points: str, write_mode: str
+                ) -> list[StripCell]:
+    """The strip's moments for one loop, coloured by what a crash there leaves on disk."""
     cells = []
     for moment in timeline.moments:
         state = timeline.state(moment, save_points, write_mode)
-        colour = _KIND_COLOURS[state.disk.kind]
-        border = "3px solid #101828" if moment.index == index else "1px solid #98a2b3"
-        style = "opacity:0.45;" if not state.saves_here else ""
-        cells.append(
-            f'<div title="{html.escape(moment.label)}: {html.escape(state.disk.kind)}" '
-            f'style="flex:1;min-width:1.6em;height:1.6em;background:{colour};border:{border};'
-            f'{style}text-align:center;font-size:75%;line-height:1.6em;overflow:hidden;'
-            f'white-space:nowrap">{moment.index + 1}. {html.escape(_strip_label(moment))}</div>'
-        )
-    legend = " &nbsp; ".join(
-        f'<span style="background:{c};padding:0 0.4em">{html.escape(k)}</span>'
-        for k, c in _KIND_COLOURS.items())
-    return (f'<div style="display:flex;gap:2px">{"".join(cells)}</div>'
-            f'<div style="font-size:80%;margin-top:2px">{legend}</div>')
+        kind = state.disk.kind
+        title = f"{moment.index + 1}. {moment.label}: {kind}"
+        if not state.saves_here:
+            title += " (this loop does not save here)"
+        cells.append(StripCell(moment.index, f"{moment.index + 1}. {_strip_label(moment)}",
+                               title, kind, KIND_COLOURS[kind], moment.index == index,
+                               state.saves_here))
+    return cells
+
+
+def no_save_note(state: TimelineState) -> str:
+    """What a loop does instead of saving at a save point it skips ("" where it saves)."""
+    if state.saves_here:
+        return ""
+    then = "run the tool" if state.moment.phase == "A" else "call the model"
+    return f"This loop does not save at this moment: it goes straight on to {then}."
+
+
+def _legend_html() -> str:
+    spans = "".join(f'<span style="background:{c};color:{INK}">{html.escape(k)}</span> '
+                    for k, c in KIND_COLOURS.items())
+    return (f'<div class="cl-legend" style="font-size:80%">What a crash leaves: {spans}'
+            "(striped: this loop does not save there). Click a moment, or use the slider.</div>")
 
 
 class TimelineView(TextFallback, widgets.VBox):
     """The crash timeline: where the process dies, which loop, and what is then on disk."""
+
+    rerun_hint = "Run this cell to see the crash timeline (it needs the running kernel)."
 
     def __init__(self, timeline: Timeline, *, moment: int | str = "tool_2",
                  save_points: str = "B only", write_mode: str = "in place", **kwargs) -> None:
@@ -185,7 +221,15 @@ class TimelineView(TextFallback, widgets.VBox):
         self.write_mode = widgets.ToggleButtons(options=list(WRITE_MODES), value=write_mode,
                                                 description="Write mode:")
         self.write_mode.add_class("cl-write-mode")
-        self.strip = widgets.HTML()
+        self.moment_buttons = []
+        for m in timeline.moments:
+            button = widgets.Button(layout=widgets.Layout(flex="1 1 0", width="auto"))
+            button.add_class("cl-moment-button")
+            button.on_click(lambda _button, index=m.index: self.select(index))
+            self.moment_buttons.append(button)
+        row = widgets.HBox(self.moment_buttons)
+        row.add_class("cl-strip-row")
+        self.strip = widgets.VBox([row, widgets.HTML(_legend_html())])
         self.strip.add_class("cl-timeline-strip")
         self.loop = widgets.HTML()
         self.disk = widgets.HTML()
@@ -199,9 +243,9 @@ class TimelineView(TextFallback, widgets.VBox):
             f"<b>Crash timeline of {html.escape(timeline.scenario)}</b>: every moment of a real "
             "run. Pick where the process dies and which loop runs; each view below is what the "
             "crash harness found on disk.")
-        super().__init__([title, self.strip, self.crash_point, self.moment_label,
-                          self.save_points, self.write_mode, self.loop, self.disk, self.resume],
-                         **kwargs)
+        super().__init__([style_widget(), title, self.strip, self.crash_point,
+                          self.moment_label, self.save_points, self.write_mode, self.loop,
+                          self.disk, self.resume], **kwargs)
         self.add_class("cl-timeline")
 
     @property
@@ -210,20 +254,44 @@ class TimelineView(TextFallback, widgets.VBox):
         return self.timeline.state(self.crash_point.value, self.save_points.value,
                                    self.write_mode.value)
 
+    def select(self, moment: int | str) -> None:
+        """Move the crash to ``moment`` (an index or an id), as a click on the strip does."""
+        self.crash_point.value = self.timeline.moment(moment).index
+
     def refresh(self) -> None:
         """Redraw the views from the toggles (called on every change)."""
         state = self.current
         self.moment_label.value = (f'<span class="cl-moment">Moment {state.moment.index + 1} of '
                                    f"{len(self.timeline.moments)}: "
                                    f"<b>{html.escape(state.moment.label)}</b></span>")
-        self.strip.value = strip_html(self.timeline, state.moment.index, state.save_points,
-                                      state.write_mode)
-        note = ("" if state.saves_here else
-                " This loop does not save at this moment: it goes straight on to run the tool.")
+        for cell, button in zip(strip_cells(self.timeline, state.moment.index,
+                                            state.save_points, state.write_mode),
+                                self.moment_buttons, strict=True):
+            button.description = cell.text
+            button.tooltip = cell.title
+            button.style.button_color = cell.colour
+            for cls, on in (("cl-moment-current", cell.current),
+                            ("cl-moment-nosave", not cell.saves_here)):
+                if on and cls not in button._dom_classes:
+                    button.add_class(cls)
+                elif not on and cls in button._dom_classes:
+                    button.remove_class(cls)
+        note = no_save_note(state)
         self.loop.value = (f"<p>Loop: <b>{html.escape(state.variant)}</b>; harness crash point "
-                           f"<code>{html.escape(state.point)}</code>.{html.escape(note)}</p>")
+                           f"<code>{html.escape(state.point)}</code>."
+                           f"{' ' + html.escape(note) if note else ''}</p>")
         self.disk.value = disk_html(state)
         self.resume.value = resume_html(state)
+
+    def _ipython_display_(self) -> None:
+        # The widget, then a script that gives the slider's handle an accessible name
+        # (ipywidgets' slider has no option for it); a saved notebook drops the script.
+        from IPython.display import display
+
+        data, metadata = self._repr_mimebundle_()
+        display(data, metadata=metadata, raw=True)
+        display({"application/javascript": A11Y_JS, "text/plain": ""},
+                metadata={RERUN_KEY: ""}, raw=True)
 
     def fallback_text(self) -> str:
         return (self.timeline.to_text() + "\n\n" + self.current.to_text()
