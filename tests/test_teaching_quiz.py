@@ -81,9 +81,11 @@ def test_the_knowledge_check_starts_with_the_source_question():
     assert "half-written" in source.choices[source.letters.index(source.right_letter)].text
 
 
-def test_the_b_only_question_in_part_2_has_b_as_its_answer():
-    # lessons/README.md tells the browser test so.
-    assert QUIZZES["b_only_tool_window"].right_letter == "b"
+def test_the_b_only_question_in_part_2_is_answered_by_the_save_after_tool_1():
+    # lessons/README.md tells the browser test to ask QUIZZES for the right letter.
+    quiz = QUIZZES["b_only_tool_window"]
+    right = quiz.choices[quiz.letters.index(quiz.right_letter)]
+    assert "after tool 1" in right.text
 
 
 def test_quiz_view_shows_feedback_on_choice_and_keeps_the_first_try():
@@ -93,9 +95,10 @@ def test_quiz_view_shows_feedback_on_choice_and_keeps_the_first_try():
     assert "cl-quiz-choices" in view.choices._dom_classes
     assert "cl-quiz-feedback" in view.feedback._dom_classes
     assert view.choices.index is None and "Choose an answer" in view.feedback.value
-    view.choose("a")
+    wrong = next(letter for letter in view.quiz.letters if letter != view.quiz.right_letter)
+    view.choose(wrong)
     assert 'data-correct="false"' in view.feedback.value and "Not quite" in view.feedback.value
-    view.choose("b")
+    view.choose(view.quiz.right_letter)
     assert 'data-correct="true"' in view.feedback.value
     assert view.first_answer_correct is False
 
@@ -143,3 +146,62 @@ def test_knowledge_check_counts_first_tries():
     assert "1 of 2 answered" in check_view.score.value
     text = check_view._repr_mimebundle_()[0]["text/plain"]
     assert text.startswith("Question 1. ") and f"Question {len(KNOWLEDGE_CHECK)}." in text
+
+
+# -- quizzes that test understanding: no tells in length or position, an order per student ----
+
+def test_the_right_answer_is_rarely_the_longest_and_sits_in_every_position():
+    from graders.teaching.quizzes import AUTHORED
+
+    quizzes = list(AUTHORED.values())
+    longest = [q.id for q in quizzes
+               if max(q.choices, key=lambda c: len(c.text)).correct]
+    assert len(longest) <= len(quizzes) / 3, f"the right answer is the longest in {longest}"
+    positions = {q.letters.index(q.right_letter) for q in quizzes}
+    widest = max(len(q.choices) for q in quizzes)
+    assert positions == set(range(widest)), f"the right answer only ever sits at {positions}"
+
+
+def test_no_option_stands_out_by_its_length():
+    from graders.teaching.quizzes import AUTHORED
+
+    for quiz in AUTHORED.values():
+        lengths = [len(c.text) for c in quiz.choices]
+        assert max(lengths) <= 1.6 * min(lengths), (quiz.id, lengths)
+
+
+def test_each_student_gets_an_order_of_their_own_the_same_on_every_run():
+    from graders.teaching.quizzes import AUTHORED, quizzes_for, shuffled
+
+    alice, again, bob = quizzes_for("alice"), quizzes_for("alice"), quizzes_for("bob")
+    assert all(alice[q].choices == again[q].choices for q in AUTHORED)
+    assert any(alice[q].choices != bob[q].choices for q in AUTHORED)
+    assert any(alice[q].choices != AUTHORED[q].choices for q in AUTHORED)
+    for quiz_id, quiz in AUTHORED.items():
+        mine = alice[quiz_id]
+        assert sorted(c.text for c in mine.choices) == sorted(c.text for c in quiz.choices)
+        for choice in quiz.choices:  # feedback travels with its option
+            feedback = mine.answer(choice.text)
+            assert (feedback.correct, feedback.why) == (choice.correct, choice.why)
+    assert shuffled(AUTHORED["power_loss"], "authored") is AUTHORED["power_loss"]
+
+
+def test_the_seed_comes_from_the_environment_or_the_user_name(monkeypatch):
+    import getpass
+
+    from graders.teaching.quizzes import SEED_ENV, student_seed
+
+    monkeypatch.setenv(SEED_ENV, "class-of-2026")
+    assert student_seed() == "class-of-2026"
+    monkeypatch.delenv(SEED_ENV)
+    assert student_seed() == getpass.getuser()
+
+
+def test_the_a_only_question_is_asked_in_part_2():
+    from tests.conftest import ROOT
+
+    lesson = (ROOT / "lessons" / "02_two_save_points.py").read_text()
+    assert 'show_quiz("a_only_after_result")' in lesson
+    quiz = QUIZZES["a_only_after_result"]
+    right = quiz.choices[quiz.letters.index(quiz.right_letter)]
+    assert "again" in right.text and "pendingToolUse" in right.text
