@@ -23,7 +23,7 @@ FIELD_PURPOSES: dict[str, str] = {
 # A highlighted row sets its own text colour, so it stays readable in a dark theme.
 _HIGHLIGHT_STYLE = "background:#fff3bf;color:#101828"
 _MISSING_STYLE = "color:#b42318;background:#fff;padding:0 0.2em"
-# Room between a field's name, its value and its note; a note stays on one line.
+# Room between a field's name, its value and its note; a short note stays on one line.
 _CELL = "text-align:left;vertical-align:top;padding:2px 1em 2px 0"
 _CODE = "color:inherit;background:transparent"
 
@@ -127,7 +127,7 @@ class CheckpointView:
                 f'<code style="{_CODE}">{html.escape(name)}</code></td>'
                 f'<td class="cl-field-value" style="{_CELL};font-family:monospace;'
                 f'font-size:90%">{value}</td>'
-                f'<td class="cl-note" style="{_CELL};white-space:nowrap"><em>{note}</em></td>'
+                f'<td class="cl-note" style="{_CELL};min-width:14em"><em>{note}</em></td>'
                 "</tr>"
             )
         return (

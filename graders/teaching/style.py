@@ -38,7 +38,7 @@ CSS = """
   border: 1px solid var(--jp-border-color1, #98a2b3); border-radius: 4px;
   cursor: pointer; box-sizing: border-box; }
 .cl-quiz .cl-quiz-choices .widget-radio-box label input {
-  flex: none; margin: 0.2em 0 0 0; height: 1em; width: 1em; }
+  order: -1; flex: none; margin: 0.2em 0 0 0; height: 1em; width: 1em; }
 .cl-quiz .cl-quiz-choices .widget-radio-box label:hover {
   border-color: var(--jp-brand-color1, #1570ef); }
 .cl-quiz .cl-quiz-choices .widget-radio-box label:has(input:checked) {
@@ -67,10 +67,6 @@ body[data-jp-theme-light="false"] .cl-quiz-verdict .cl-wrong { color: #fda29b; }
   outline: 3px solid var(--jp-brand-color1, #1570ef); outline-offset: 1px; }
 .cl-timeline .cl-legend span { color: #101828; padding: 0 0.4em; }
 
-/* The checkpoint table: room between a field's name, its value and the note beside it. */
-.cl-checkpoint table { border-collapse: collapse; }
-.cl-checkpoint td { padding: 2px 1em 2px 0; text-align: left; vertical-align: top; }
-.cl-checkpoint td.cl-note { white-space: nowrap; }
 """
 
 
