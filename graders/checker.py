@@ -74,6 +74,10 @@ PROBLEMS: dict[str, str] = {
     "incomplete": "a finished run's checkpoint lacks some tool results",
 }
 
+#: The crash point kinds in the middle of a save: judged only for what the save left (one
+#: complete save, or none yet); where tools ran is judged at the calls (each check its own).
+WRITE_KINDS = ("torn_write", "killed_before_rename")
+
 _SIX = {"version": int, "task": str, "turns": int, "tokensUsed": (int, float), "messages": list}
 _AFTER_SAVE_A = "set pendingToolUse and save before you run the tool"
 _ATOMIC = "write a temp file and rename it over checkpoint.json (os.replace)"
@@ -246,8 +250,8 @@ class _Check:
         if obs.parse_error is not None:
             self.unreadable()
             return
-        if self.point.kind in ("torn_write", "killed_before_rename") and not self.same_as_a_save():
-            return
+        if self.point.kind in WRITE_KINDS:
+            self.same_as_a_save()
         self.state = json.loads(obs.checkpoint)
         if self.fields():
             self.protocol()
@@ -264,13 +268,22 @@ class _Check:
                       f"directory, only {obs.elsewhere[0]}. save_checkpoint must write "
                       "checkpoint.json in the current directory, where resume looks for it.")
             return
-        if point.kind == "killed_before_rename" and CHECKPOINT in (point.save or {}).get(
-                "removes", []) and point.before is not None:
+        if point.kind in WRITE_KINDS and point.before is not None:
+            removed = CHECKPOINT in (point.save or {}).get("removes", [])
+            renamed_away = any(src == CHECKPOINT for src, _dst in (point.save or {}).get(
+                "renames", []))
+            how = ("deleted checkpoint.json before renaming the temp file over it" if removed
+                   else "renamed checkpoint.json away before the new one was in place"
+                   if renamed_away else "left no checkpoint.json for a moment")
             self.fail("deleted_before_rename", (
                 f"{self.done}: there was no checkpoint.json at all, because save {point.index} "
-                "deleted checkpoint.json before renaming the temp file over it. Killed in "
-                "between, resume finds nothing and starts the task over. os.replace swaps the "
-                "new file in in one step: do not delete the old one first."))
+                f"{how}, though save {point.index - 1} had written one. Killed in between, "
+                "resume finds nothing and starts the task over: at every instant the name "
+                "checkpoint.json must point at one complete save."))
+            return
+        if point.kind in WRITE_KINDS:
+            self.notes.append("there was no complete checkpoint.json yet, and this save had "
+                              "not made one, so resume starts from the task")
             return
         if leftovers and not renames_onto and (point.kind == NO_CRASH or ran):
             temp = leftovers[0]
@@ -329,32 +342,18 @@ class _Check:
                   f"bytes) {what}. Resume would fail on json.load before it read anything.")
 
     def same_as_a_save(self) -> bool:
-        """For torn writes and kills before a rename: is the file one complete save?"""
+        """For torn writes and kills before a rename: name the save the file holds, if it is one.
+
+        Only a label for the message: the file is judged by what resume would read from it
+        (does it parse, do its fields match what really ran), never by its bytes.
+        """
         obs, point = self.obs, self.point
         n = point.index
-        if obs.checkpoint == point.before:
+        if point.before is not None and obs.checkpoint == point.before:
             self.same = f"checkpoint.json still held save {n - 1}, complete"
-            return True
-        if obs.checkpoint == point.after:
-            if point.kind == "torn_write" and obs.kill == "tear_survived":
-                self.fail("tear_not_applied", (
-                    f"{self.done}? No: save {n} returned with all of its bytes written under a "
-                    "file-size limit of half of them, so the write was never torn and this crash "
-                    "point says nothing about your save. Does your code change the limits or "
-                    "signals the harness uses?"))
-                return False
+        elif point.after is not None and obs.checkpoint == point.after:
             self.same = f"checkpoint.json held save {n}, complete"
-            return True
-        if point.before is None:
-            before = "no checkpoint.json at all"
-        else:
-            size = len(point.before.encode("utf-8", "surrogateescape"))
-            before = f"save {n - 1} ({_bytes(size)} bytes)"
-        self.fail("not_a_save", (
-            f"{self.done}: checkpoint.json held {_bytes(obs.checkpoint_bytes)} bytes that are "
-            f"neither save {n} nor what was there before it ({before}). A save must replace the "
-            f"whole file in one step: {_ATOMIC}."))
-        return False
+        return True
 
     def fields(self) -> bool:
         state = self.state
@@ -375,7 +374,7 @@ class _Check:
                           f"{json.dumps(value)[:80]}, not {_kind(kind)}.")
                 return False
         pending = state["pendingToolUse"]
-        if pending is not None:
+        if pending is not None and self.point.kind not in WRITE_KINDS:
             if not isinstance(pending, dict):
                 self.fail("bad_field", f"{self.done}: pendingToolUse is "
                           f"{json.dumps(pending)[:80]}; it is null or {{id, name, input}}.")
@@ -407,6 +406,8 @@ class _Check:
         state = self.state
         messages = state["messages"]
         if not self.conversation(messages):
+            return
+        if self.point.kind in WRITE_KINDS:
             return
         recorded = self.recorded
         r = len(recorded)

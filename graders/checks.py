@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from graders.protocol import SIX_FIELDS
+from graders.sandbox.serve import SandboxUnavailable
 
 __all__ = [
     "CHECKS",
@@ -100,13 +101,9 @@ SAVE_POINT_A_PROBLEMS = frozenset({"no_save_point_a", "save_point_a_after_tool",
                                    "pending_missing", "pending_mismatch", "pending_never_reset",
                                    "pending_before_message", "pending_without_input",
                                    "pending_incomplete"})
-_ATOMIC = dict(tolerates=SAVE_POINT_A_PROBLEMS, other="l2_save_point_a",
-               success="after every crash checkpoint.json was one complete save",
-               tolerated_words="that save point A is missing or wrong")
-_SAVE_POINT_A = dict(tolerates=WRITE_PROBLEMS, other="l2_atomic_save",
-                     success="after every crash checkpoint.json accounted for every tool that "
-                     "had run",
-                     tolerated_words="that a save is not atomic")
+_ATOMIC = dict(success="after every crash checkpoint.json was one complete save")
+_SAVE_POINT_A = dict(success="after every crash checkpoint.json accounted for every tool that "
+                     "had run")
 
 #: Set to "1" in a grading kernel's environment: run_check then runs nothing (see run_check).
 GRADING_ENV = "CHECKPOINT_LAB_GRADING"
@@ -129,9 +126,7 @@ class Check:
         answer_cells: the grade_ids of the answer cells whose code it runs.
         scenario: the ``fake_llm`` scenario it runs on, if any.
         kinds: the crash point kinds it judges (``no_crash`` always counts too), if any.
-        tolerates: the checker's problems that belong to the other fix (see `counts_against`).
-        success: what a pass means, in words; other: the check that judges what it tolerates;
-        tolerated_words: what it tolerates, in words.
+        success: what a pass means, in words.
     """
 
     id: str
@@ -143,10 +138,7 @@ class Check:
     answer_cells: tuple[str, ...]
     scenario: str | None = None
     kinds: tuple[str, ...] = ()
-    tolerates: frozenset[str] = frozenset()
     success: str = ""
-    other: str = ""
-    tolerated_words: str = ""
 
 
 CHECKS: dict[str, Check] = {
@@ -450,8 +442,29 @@ else:
 """
 
 
-def _evaluate_answer_cell(code: str, timeout: float = ANSWER_CELL_TIMEOUT) -> dict:
-    """Run the MISSING_FIELDS answer cell in a fresh Python; describe what it defined."""
+def _evaluate_answer_cell(code: str, timeout: float = ANSWER_CELL_TIMEOUT,
+                          fallback: bool = False) -> dict:
+    """Run the MISSING_FIELDS answer cell in the sandbox (or, for a self-check where there is
+    none, in a fresh Python); describe what it defined."""
+    from graders.sandbox.engine import grading_problem
+    from graders.sandbox.serve import SandboxUnavailable, record
+
+    problem = grading_problem()
+    if problem is None:
+        rec = record(code, None, mode="missing_fields", timeout=timeout,
+                     sandbox=os.environ.get("CHECKPOINT_LAB_SANDBOX", "on") != "off")
+        if rec.described is not None:
+            return rec.described
+        if rec.ended == "not_loaded":
+            error = (rec.load or {}).get("error") or {}
+            return {"error": f"{error.get('type')}: {error.get('message', '')}"[:300]}
+        if rec.ended == "hung":
+            return {"problem": f"the answer cell was still running after {timeout:g} s; it "
+                    "only needs to define MISSING_FIELDS"}
+        return {"problem": "the answer cell ended the Python process (exit status "
+                f"{rec.exit_code}) before MISSING_FIELDS could be read"}
+    if not fallback:
+        raise SandboxUnavailable(problem)
     program = _EVAL_CELL.format(describe=inspect.getsource(_describe))
     with tempfile.TemporaryDirectory(prefix="checkpoint-lab-l1-") as tmp:
         out = Path(tmp) / "answer.json"
@@ -525,7 +538,7 @@ def _judge_missing_fields(description: dict) -> tuple[bool, str]:
 
 
 def _grade_missing_fields(code: str | None, problem: str | None,
-                          timeout: float | None = None) -> CheckResult:
+                          timeout: float | None = None, fallback: bool = False) -> CheckResult:
     check_id = "l1_missing_fields"
     if code is None:
         return _result(check_id, False, f"Could not run this check: {problem}.")
@@ -533,7 +546,8 @@ def _grade_missing_fields(code: str | None, problem: str | None,
     if syntax:
         return _result(check_id, False, syntax + ".")
     timeout = ANSWER_CELL_TIMEOUT if timeout is None else timeout
-    return _result(check_id, *_judge_missing_fields(_evaluate_answer_cell(code, timeout)))
+    return _result(check_id, *_judge_missing_fields(_evaluate_answer_cell(code, timeout,
+                                                                           fallback)))
 
 
 # -- Level 1: a save with all six fields ---------------------------------------------------------
@@ -630,9 +644,11 @@ def _how_it_ended(observation) -> str | None:
     return f"the run {observation.detail}"
 
 
-def _grade_saves_all_six(submission, where: str, timeout: float | None) -> CheckResult:
+def _grade_saves_all_six(submission, where: str, timeout: float | None,
+                         fallback: bool = False) -> CheckResult:
     """Run the student's save with the reference loop: to the end, and killed while a tool runs."""
-    from graders.harness import DEFAULT_TIMEOUT, Harness, HarnessError
+    from graders.harness import HarnessError
+    from graders.sandbox.engine import harness_for
 
     check_id = "l1_saves_all_six"
     scenario = VISIBLE_SCENARIO
@@ -641,7 +657,8 @@ def _grade_saves_all_six(submission, where: str, timeout: float | None) -> Check
     middle = pending_saves[len(pending_saves) // 2]
     tool_k = pending_saves.index(middle) + 1
     done = f"Ran {where} with the lesson's loop on {scenario}"
-    with Harness(submission, timeout=DEFAULT_TIMEOUT if timeout is None else timeout) as harness:
+    harness, _note = harness_for(submission, timeout, allow_fallback=fallback)
+    with harness:
         finished = harness.run_point(scenario, "no_crash")
         if finished.ended in ("not_loaded", "skipped"):
             return _result(check_id, False, f"Could not run {where}: {finished.detail}")
@@ -721,7 +738,8 @@ def _relocate(result: CheckResult, source: str) -> CheckResult:
     return result
 
 
-def _grade_level1_save(code: str | None, problem: str | None, timeout) -> CheckResult:
+def _grade_level1_save(code: str | None, problem: str | None, timeout,
+                       fallback: bool = False) -> CheckResult:
     from graders.submission import Submission
 
     check_id = "l1_saves_all_six"
@@ -736,7 +754,8 @@ def _grade_level1_save(code: str | None, problem: str | None, timeout) -> CheckR
                        "define it with def at the top of the cell.")
     source = _level1_save_source(code)
     submission = Submission.from_source(source, name=LEVEL1, filename="<your answer cells>")
-    return _relocate(_grade_saves_all_six(submission, "your save_checkpoint", timeout), source)
+    return _relocate(_grade_saves_all_six(submission, "your save_checkpoint", timeout, fallback),
+                     source)
 
 
 # -- Level 2: the crash matrix -----------------------------------------------------------------
@@ -759,15 +778,19 @@ def _kind_of(verdict) -> str:
 def counts_against(check_id: str, verdict) -> bool:
     """Whether ``verdict`` fails check ``check_id``.
 
-    A failed verdict does not count against a check when every problem the checker found there
-    belongs to the other fix (``Check.tolerates``): a fix of only the save earns the atomic-save
-    points even though its torn writes also show that save point A is missing, and the other
-    way round. That is the partial credit per failure fixed.
+    Each check judges its own crash points (``Check.kinds``, and ``no_crash``), and nothing is
+    excused there because another check also fails: the checker judges a kill in the middle of
+    a save only for what the save left on disk, and a kill at a call for which tools left a
+    trace, so a fix of one failure earns that check's points on its own.
     """
     if verdict.passed or getattr(verdict, "skipped", False):
         return False
-    problems = set((verdict.evidence or {}).get("problems") or ())
-    return not problems or not problems <= CHECKS[check_id].tolerates
+    if _kind_of(verdict) == "no_crash":
+        # the end of the run is shared: a save point problem found there is save point A's
+        problems = set((verdict.evidence or {}).get("problems") or ())
+        if problems and problems <= SAVE_POINT_A_PROBLEMS | {"no_save_point_b", "incomplete"}:
+            return CHECKS[check_id].kinds != ATOMIC_KINDS
+    return True
 
 
 def _judge_matrix(check: Check, verdicts: list) -> CheckResult:
@@ -791,12 +814,7 @@ def _judge_matrix(check: Check, verdicts: list) -> CheckResult:
                        f"and it did not get through: {unfinished[0].message}", mine)
     failed = [v for v in mine if counts_against(check.id, v)]
     if not failed:
-        other = [v for v in crashes if not v.passed]
-        note = ""
-        if other:
-            note = (f" At {_plural(len(other), 'crash point')} the checker also found "
-                    f"{check.tolerated_words}; the check {check.other} judges that.")
-        return _result(check.id, True, f"{done}: {check.success}.{note}", mine)
+        return _result(check.id, True, f"{done}: {check.success}.", mine)
     first = failed[0]
     more = (f" ({_plural(len(failed) - 1, 'more crash point')} failed too)"
             if len(failed) > 1 else "")
@@ -834,18 +852,19 @@ def _level2_problem(cells: dict | None, source: str) -> tuple[str | None, str | 
     return source, None
 
 
-def _run_level2(submission, checks: list[Check], timeout) -> dict[str, CheckResult]:
+def _run_level2(submission, checks: list[Check], timeout,
+                fallback: bool = False) -> dict[str, CheckResult]:
     """Run ``checks`` on ``submission``: one harness per scenario, side by side for a source."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from graders.harness import DEFAULT_TIMEOUT, Harness
+    from graders.sandbox.engine import harness_for
 
-    timeout = DEFAULT_TIMEOUT if timeout is None else timeout
     scenarios = list(dict.fromkeys(c.scenario for c in checks))
 
     def matrix(scenario: str) -> list:
         kinds = {"no_crash", *(k for c in checks if c.scenario == scenario for k in c.kinds)}
-        with Harness(submission, timeout=timeout) as harness:
+        harness, _note = harness_for(submission, timeout, allow_fallback=fallback)
+        with harness:
             return harness.run_matrix(scenario, kinds)
 
     if submission.in_process or len(scenarios) == 1:
@@ -857,7 +876,8 @@ def _run_level2(submission, checks: list[Check], timeout) -> dict[str, CheckResu
     return {c.id: _judge_matrix(c, verdicts[c.scenario]) for c in checks}
 
 
-def _grade_level2(source: str, checks: list[Check], timeout) -> dict[str, CheckResult]:
+def _grade_level2(source: str, checks: list[Check], timeout,
+                  fallback: bool = False) -> dict[str, CheckResult]:
     from graders.submission import Submission
 
     code, problem = _level2_problem(_split_cells(source), source)
@@ -865,7 +885,7 @@ def _grade_level2(source: str, checks: list[Check], timeout) -> dict[str, CheckR
         return {c.id: _result(c.id, False, f"Could not run your code: {problem}.") for c in checks}
     submission = Submission.from_source(code, name=LEVEL2, filename="<your answer cells>")
     return {check_id: _relocate(result, code)
-            for check_id, result in _run_level2(submission, checks, timeout).items()}
+            for check_id, result in _run_level2(submission, checks, timeout, fallback).items()}
 
 
 # -- grading and self-checks ---------------------------------------------------------------------
@@ -876,14 +896,22 @@ def _grader_fault(check_id: str, exc: BaseException) -> CheckResult:
                    "code: tell your instructor.")
 
 
+def _cannot_grade(check_id: str, exc: BaseException) -> CheckResult:
+    return _result(check_id, False, f"Could not grade this check on this machine: {exc}")
+
+
 def grade_submission(source: str, notebook: str, *, include_hidden: bool = True,
-                     timeout: float | None = None) -> dict[str, CheckResult]:
+                     timeout: float | None = None,
+                     allow_fallback: bool = False) -> dict[str, CheckResult]:
     """Run every check of ``notebook`` on ``source``; return check id -> `CheckResult`.
 
     ``source`` is the student's code, as :func:`submission_from_notebook` joins it (or any Python
     source defining the answer cells' names). The code runs only in fresh child processes; this
-    process decides. ``timeout`` bounds each crash point's run in seconds (the harness's default
-    if None). Never raises on a bad submission: the affected checks fail with a message why.
+    process decides. ``timeout`` bounds each run in seconds (the harness's default if None).
+    The code runs in the sandbox, watched from outside (:mod:`graders.sandbox`); where that is
+    impossible, ``allow_fallback`` (a student's self-check) uses the in-process harness instead,
+    and otherwise every check fails saying why. Never raises on a bad submission: the affected
+    checks fail with a message why.
     """
     if notebook not in NOTEBOOKS:
         raise ValueError(f"unknown exercise notebook {notebook!r}; one of {sorted(NOTEBOOKS)}")
@@ -895,14 +923,20 @@ def grade_submission(source: str, notebook: str, *, include_hidden: bool = True,
             try:
                 code, problem = _cell_code(cells, source, check.answer_cells[0])
                 if check.id == "l1_missing_fields":
-                    results[check.id] = _grade_missing_fields(code, problem, timeout)
+                    results[check.id] = _grade_missing_fields(code, problem, timeout,
+                                                              allow_fallback)
                 else:
-                    results[check.id] = _grade_level1_save(code, problem, timeout)
+                    results[check.id] = _grade_level1_save(code, problem, timeout,
+                                                           allow_fallback)
+            except SandboxUnavailable as exc:
+                results[check.id] = _cannot_grade(check.id, exc)
             except Exception as exc:  # noqa: BLE001 - one check's fault must not stop the others
                 results[check.id] = _grader_fault(check.id, exc)
     else:
         try:
-            results = _grade_level2(source, checks, timeout)
+            results = _grade_level2(source, checks, timeout, allow_fallback)
+        except SandboxUnavailable as exc:
+            results = {c.id: _cannot_grade(c.id, exc) for c in checks}
         except Exception as exc:  # noqa: BLE001
             results = {c.id: _grader_fault(c.id, exc) for c in checks}
     return {c.id: results[c.id] for c in checks}

@@ -302,11 +302,16 @@ def test_the_previous_complete_save_passes_a_torn_write():
     assert "still held save 1, complete" in v.message
 
 
-def test_a_complete_file_that_is_neither_save_fails():
+def test_a_complete_file_is_judged_by_what_resume_reads_not_by_its_bytes():
     point = _torn_point(state(0, pending=1), state(1), ["checkpoint.123.tmp"])
+    # another run's bytes (a different token count, as a timestamp would be) but a complete save
     v = check(observe(point.id, json.dumps(state(0, pending=1, tokensUsed=7)), 1), SC, point)
-    assert not v.passed
-    assert v.evidence["problem"] == "not_a_save"
+    assert v.passed, v.message
+    # a complete file that resume cannot use fails for what is wrong in it
+    broken = state(0, pending=1)
+    broken["task"] = "another task"
+    v = check(observe(point.id, json.dumps(broken), 1), SC, point)
+    assert not v.passed and v.evidence["problem"] == "task"
 
 
 # -- how the run ended -------------------------------------------------------------------------

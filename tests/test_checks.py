@@ -144,15 +144,14 @@ def test_each_known_submission_earns_what_it_fixed(name):
     assert earned == sum(CHECKS[c].points for c in want)
 
 
-def test_a_fix_of_only_the_write_is_told_that_save_point_a_is_the_other_check():
+def test_a_fix_of_only_the_write_earns_the_atomic_save_on_its_own():
     results = grade_submission((SUBMISSIONS / "no_save_point_a.py").read_text(), L2,
                                include_hidden=False)
     assert results["l2_atomic_save"].passed
-    assert "l2_save_point_a judges that" in results["l2_atomic_save"].message
-    assert "Save point A is missing" in results["l2_save_point_a"].message
+    assert "left no trace" in results["l2_save_point_a"].message
     torn = [v for v in results["l2_atomic_save"].verdicts if v.kind == "torn_write"]
-    assert torn and not any(counts_against("l2_atomic_save", v) for v in torn)
-    assert any(not v.passed for v in torn), "the torn writes do show the missing save point A"
+    assert torn and all(v.passed for v in torn), "a kill inside a save judges only the save"
+    assert not any(counts_against("l2_atomic_save", v) for v in torn)
 
 
 def test_in_place_write_is_told_its_write_is_torn():
@@ -202,8 +201,7 @@ def test_the_problems_each_fix_tolerates_are_the_checker_s_own():
     'MISSING_FIELDS = {"version", "task", "turns", "tokensUsed", "pendingToolUse"}',
     'MISSING_FIELDS = ["pendingToolUse", "tokensUsed", "turns", "task", "version"]',
     'MISSING_FIELDS = set("version task turns tokensUsed pendingToolUse".split())',
-    'from graders.resume import SIX_FIELDS\nMISSING_FIELDS = set(SIX_FIELDS) - {"messages"}',
-], ids=["set", "list", "computed", "from_graders"])
+], ids=["set", "list", "computed"])
 def test_the_five_missing_fields_pass(answer):
     result = level1(answer)["l1_missing_fields"]
     assert result.passed and result.points_earned == 2, result.message
@@ -228,9 +226,12 @@ def test_the_five_missing_fields_pass(answer):
     ('MISSING_FIELDS = {"version"} | undefined_name', ["raised NameError"]),
     ('MISSING_FIELDS = {"version",', ["Python could not read the answer cell"]),
     ('import os\nos._exit(3)', ["ended the Python process (exit status 3)"]),
+    ('from graders.resume import SIX_FIELDS\nMISSING_FIELDS = set(SIX_FIELDS) - {"messages"}',
+     ["No module named 'graders'"]),
 ], ids=["four", "messages", "misspelt", "unknown", "string", "empty", "numbers", "undefined",
-        "raises", "syntax", "os_exit"])
+        "raises", "syntax", "os_exit", "imports_the_grader"])
 def test_wrong_missing_fields_fail_saying_why(answer, expected):
+    """An answer cell runs in the sandbox, where the grader's own package is not."""
     result = level1(answer)["l1_missing_fields"]
     assert not result.passed and result.points_earned == 0
     for text in expected:

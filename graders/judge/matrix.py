@@ -1,0 +1,320 @@
+"""From one recorded run to the crash matrix: crash points, what was on disk at each, verdicts.
+
+Crash points come from what was observed, never from calls of a name: each call the grader
+served (``killed_during_model_call_k``, ``killed_during_tool_k``), each save (a group of file
+operations on ``checkpoint.json``, or on a file renamed over it later, between two calls:
+``torn_write_save_n`` for every moment inside it, ``killed_before_rename_save_n`` for the
+moments just before it renames, links or removes a name), and the end (``no_crash``). A crash
+point holds one or more moments; it passes when every one of them leaves what resume needs.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from graders.judge.recording import Recording, Snapshot
+from graders.judge.replay import Moment, replay
+from graders.judge.trace import Op, parse_trace
+from graders.observation import Observation, SaveRecord, describe_error
+from graders.points import NO_CRASH, CrashPoint
+
+__all__ = ["Matrix", "build_matrix", "PointMoments"]
+
+_BINDING = frozenset({"rename", "renameat", "renameat2", "link", "linkat", "unlink", "unlinkat",
+                      "symlink", "symlinkat", "mknod", "mknodat", "rmdir", "mkdir", "mkdirat"})
+
+_KIND_WORDS = {
+    "fifo": "is a FIFO (a named pipe), not a file: resume's open would wait forever for a writer",
+    "symlink": "is a symbolic link, not a file: resume would read whatever it points to",
+    "directory": "is a folder, not a file",
+    "special": "is a device or socket, not a file",
+    "unknown": "was changed in a way the grader could not follow (a memory-mapped write, a "
+               "splice, or a copy from outside the working directory), so what it held is "
+               "unknown",
+}
+
+
+@dataclass
+class PointMoments:
+    """A crash point and the moments it stands for."""
+
+    point: CrashPoint
+    moments: list[Moment] = field(default_factory=list)
+
+
+@dataclass
+class Matrix:
+    """Everything the judge derived from one recording."""
+
+    recording: Recording
+    points: list[PointMoments]
+    saves: list[SaveRecord]
+    discrepancies: list[str]
+    ops: list[Op]
+
+    def observation(self, pm: PointMoments, moment: Moment) -> Observation:
+        """What the checker reads for ``moment`` of crash point ``pm``."""
+        return _observation(self, pm, moment)
+
+
+def _describe_write(moment: Moment) -> str:
+    op = moment.op
+    if moment.how == "during" and moment.write:
+        return f"halfway through a {moment.write['bytes']:,}-byte write"
+    if op is None:
+        return "at the end"
+    words = {"rename": "a rename", "renameat": "a rename", "renameat2": "a rename",
+             "link": "a link", "linkat": "a link", "unlink": "a removal", "unlinkat": "a removal",
+             "openat": "an open", "open": "an open", "creat": "an open", "ftruncate": "a truncate",
+             "truncate": "a truncate"}
+    return f"just before {words.get(op.call, op.call)}"
+
+
+def build_matrix(rec: Recording, scenario) -> Matrix:
+    """Replay ``rec`` and group its moments into crash points, in timeline order."""
+    ops = parse_trace(rec.trace, rec.socket_inode)
+    moments, unfollowed = replay(ops)
+    by_seq = {c.seq: c for c in rec.calls}
+    marker_pos = {op.frame.get("seq"): op.index for op in ops
+                  if op.call == "marker" and isinstance(op.frame, dict)}
+    discrepancies: list[str] = []
+    missing = [c for c in rec.calls if c.seq not in marker_pos]
+    if missing:
+        discrepancies.append(
+            f"the trace holds no record of {len(missing)} of the calls the grader served, so "
+            "the order of your file operations around them is unknown")
+    # group the moments: calls, saves, the end
+    saves: list[SaveRecord] = []
+    groups: list[list[Moment]] = []
+    current: list[Moment] | None = None
+    phase, tool, tools_done = "start", None, 0
+    save_starts = {op.index for op in ops if op.call == "marker"
+                   and (op.frame or {}).get("op") == "save_start"}
+    call_moments: list[tuple[Moment, Any]] = []
+    for moment in moments:
+        if moment.how == "call":
+            seq = (moment.op.frame or {}).get("seq")
+            call = by_seq.get(seq)
+            if moment.op.index in save_starts:
+                current = None
+            if call is None:
+                continue
+            current = None
+            call_moments.append((moment, call))
+            if call.op == "model":
+                if call.stop_reason == "tool_use":
+                    phase, tool = "A", tools_done + 1
+                else:
+                    phase, tool = "end", None
+            else:
+                tools_done = call.index
+                phase, tool = "B", call.index
+            continue
+        if moment.how == "end":
+            break
+        if current is None:
+            current = []
+            groups.append(current)
+            saves.append(SaveRecord(n=len(saves) + 1, phase=phase, tool=tool, completed=True))
+        current.append(moment)
+    # what each save did, and what it left
+    for save, group in zip(saves, groups, strict=True):
+        for moment in group:
+            op = moment.op
+            if moment.how != "before" or op is None:
+                continue
+            if op.call in ("openat", "open", "creat", "openat2") and op.ret_path:
+                name = _relative(op.ret_path)
+                if name not in save.opened:
+                    save.opened.append(name)
+            elif op.call in ("rename", "renameat", "renameat2", "link", "linkat"):
+                src, dst = _names(op)
+                save.renames.append([src, dst])
+            elif op.call in ("unlink", "unlinkat"):
+                save.removes.append(_names(op)[-1])
+    end = moments[-1]
+    later = [m for m in moments if m.how in ("call", "end")]
+    for save, group in zip(saves, groups, strict=True):
+        after = next((m for m in later if m.position > group[-1].position), end)
+        save.snapshot = _text(after)
+        save.snapshot_bytes = len(after.data) if after.data is not None else None
+        state = _parse(after)
+        if isinstance(state, dict):
+            save.pending = state.get("pendingToolUse")
+    # cross-check the model against what the grader read from disk
+    for moment, call in call_moments:
+        if not _agrees(moment, call.snapshot):
+            discrepancies.append(
+                f"when {call.op} call {call.index} came in, checkpoint.json on disk "
+                f"({_snap_words(call.snapshot)}) was not what your recorded file operations "
+                f"leave ({_moment_words(moment)})")
+            break
+    if rec.final is not None and rec.ended in ("finished", "raised") and not _agrees(
+            end, rec.final):
+        discrepancies.append(
+            f"at the end checkpoint.json on disk ({_snap_words(rec.final)}) was not what your "
+            f"recorded file operations leave ({_moment_words(end)})")
+    if unfollowed:
+        discrepancies.append(
+            f"{len(unfollowed)} write(s) copied bytes the grader could not follow "
+            f"({unfollowed[0].call})")
+    points = _points(rec, scenario, call_moments, saves, groups, end)
+    return Matrix(rec, points, saves, discrepancies, ops)
+
+
+def _points(rec, scenario, call_moments, saves, groups, end) -> list[PointMoments]:
+    trace = [s.summary() for s in saves]
+    found: list[tuple[int, PointMoments]] = []
+    for moment, call in call_moments:
+        if call.op == "model":
+            point = CrashPoint(f"killed_during_model_call_{call.index}",
+                               "killed_during_model_call", call.index,
+                               f"while model call {call.index} was in flight")
+        else:
+            name = f" ({call.name})" if isinstance(call.name, str) else ""
+            point = CrashPoint(f"killed_during_tool_{call.index}", "killed_during_tool",
+                               call.index, f"while tool {call.index}{name} ran")
+        found.append((moment.position, PointMoments(point, [moment])))
+    for save, group in zip(saves, groups, strict=True):
+        torn = [m for m in group if not (m.how == "before" and m.op is not None
+                                         and m.op.call in _BINDING)]
+        before = [m for m in group if m.how == "before" and m.op is not None
+                  and m.op.call in _BINDING]
+        summary = save.summary()
+        where = save.where
+        if torn:
+            size = next((m.write["bytes"] for m in torn if m.write), None)
+            point = CrashPoint(f"torn_write_save_{save.n}", "torn_write", save.n,
+                               f"halfway through save {save.n} ({where})", save=summary,
+                               after=save.snapshot, tear_expected=size)
+            found.append((group[0].position, PointMoments(point, torn)))
+        if before:
+            point = CrashPoint(f"killed_before_rename_save_{save.n}", "killed_before_rename",
+                               save.n, f"just before the rename in save {save.n} ({where})",
+                               save=summary, after=save.snapshot)
+            found.append((before[0].position, PointMoments(point, before)))
+    found.sort(key=lambda item: item[0])
+    ordered = [pm for _, pm in found]
+    ordered.append(PointMoments(CrashPoint(NO_CRASH, NO_CRASH, None, "with no crash"), [end]))
+    befores: dict[int, str | None] = {}
+    previous = None
+    for save in saves:
+        befores[save.n] = previous
+        if save.snapshot is not None:
+            previous = save.snapshot
+    for step, pm in enumerate(ordered):
+        pm.point.step = step
+        pm.point.trace = trace
+        if pm.point.kind in ("torn_write", "killed_before_rename"):
+            pm.point.before = befores.get(pm.point.index)
+    return ordered
+
+
+def _relative(path: bytes | str) -> str:
+    text = path.decode("utf-8", "surrogateescape") if isinstance(path, bytes) else path
+    return text[len("/work/"):] if text.startswith("/work/") else text
+
+
+def _names(op: Op) -> list[str]:
+    strings = [a for a in op.args if isinstance(a, bytes)]
+    return [_relative(s) if s.startswith(b"/work/") else s.decode("utf-8", "surrogateescape")
+            for s in strings]
+
+
+def _text(moment: Moment) -> str | None:
+    if moment.kind != "file" or moment.data is None:
+        return None
+    return moment.data.decode("utf-8", "surrogateescape")
+
+
+def _parse(moment: Moment) -> Any:
+    if moment.kind != "file" or moment.data is None:
+        return None
+    try:
+        return json.loads(moment.data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+
+
+def _agrees(moment: Moment, snap: Snapshot | None) -> bool:
+    if snap is None or snap.kind in ("unreadable", "too_big"):
+        return True
+    if snap.kind == "file":
+        return moment.kind == "file" and moment.data == snap.data
+    return moment.kind == snap.kind or (snap.kind == "special" and moment.kind == "special")
+
+
+def _snap_words(snap: Snapshot) -> str:
+    if snap.kind == "file":
+        return f"{len(snap.data or b''):,} bytes"
+    return {"absent": "no file"}.get(snap.kind, f"a {snap.kind}")
+
+
+def _moment_words(moment: Moment) -> str:
+    if moment.kind == "file":
+        return f"{len(moment.data or b''):,} bytes"
+    return {"absent": "no file"}.get(moment.kind, moment.kind)
+
+
+def _observation(matrix: Matrix, pm: PointMoments, moment: Moment) -> Observation:
+    rec = matrix.recording
+    point = pm.point
+    if point.kind == NO_CRASH:
+        ended = rec.ended or "died"
+        detail = rec.detail or {"finished": "run_agent returned",
+                                "raised": "raised an exception"}.get(ended, "")
+    else:
+        ended, detail = "killed", f"killed {point.label}"
+    obs = Observation(scenario=rec.scenario or "", point=point.id, kind=point.kind, ended=ended,
+                      detail=detail, error=rec.error if point.kind == NO_CRASH else None,
+                      elapsed=rec.elapsed, exit_code=rec.exit_code)
+    if ended == "raised" and rec.error:
+        obs.detail = f"raised {describe_error(rec.error)}"
+    obs.files = dict(moment.listing)
+    obs.elsewhere = list(moment.elsewhere)
+    if moment.kind == "file":
+        obs.checkpoint = moment.data.decode("utf-8", "surrogateescape")
+        obs.checkpoint_bytes = len(moment.data)
+        try:
+            json.loads(moment.data.decode("utf-8"))
+        except UnicodeDecodeError as err:
+            obs.parse_error = f"is not UTF-8 text (byte {err.start})"
+        except ValueError as err:
+            obs.parse_error = f"is not valid JSON ({err})"
+    elif moment.kind != "absent":
+        obs.checkpoint = ""
+        obs.checkpoint_bytes = 0
+        obs.parse_error = _KIND_WORDS.get(moment.kind, f"is a {moment.kind}, not a file")
+    position = moment.position
+    in_flight = moment.op if moment.how == "call" else None
+    ledger = []
+    models = tools = 0
+    marker_pos = {op.frame.get("seq"): op.index for op in matrix.ops
+                  if op.call == "marker" and isinstance(op.frame, dict)}
+    for call in rec.calls:
+        at = marker_pos.get(call.seq)
+        if at is None or at > position or (at == position and in_flight is None):
+            continue
+        if call.op == "model":
+            models += 1
+            continue
+        tools += 1
+        entry: dict[str, Any] = {"index": call.index, "name": call.name, "input": call.input}
+        if call.error is not None:
+            entry["error"] = call.error
+        elif not (in_flight is not None and at == position):
+            entry["result"] = call.result
+        ledger.append(entry)
+    obs.ledger = ledger
+    obs.model_calls, obs.tool_calls = models, tools
+    obs.saves = [s for s in matrix.saves]
+    obs.stdout_tail, obs.stderr_tail = rec.stdout_tail, rec.stderr_tail
+    if moment.how == "during" and moment.write:
+        obs.torn = {"path": "checkpoint.json", "limit": moment.write["kept"],
+                    "bytes_on_disk": obs.checkpoint_bytes,
+                    "bytes_expected": moment.write["bytes"]}
+    obs.events = [{"e": "moment", "how": moment.how, "position": position,
+                   "what": _describe_write(moment)}]
+    return obs

@@ -1,0 +1,117 @@
+"""A recording's verdicts: every moment of every crash point checked as resume would read it."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from graders.checker import check, load_error_verdict
+from graders.judge.matrix import Matrix, build_matrix
+from graders.judge.recording import Recording
+from graders.observation import describe_error
+from graders.points import NO_CRASH
+from graders.verdict import Verdict
+
+__all__ = ["judge", "load_message", "UNOBSERVED", "CHANNEL"]
+
+#: Problem codes of the traced grader, beside the checker's own (graders.checker.PROBLEMS).
+UNOBSERVED = "unobserved_write"
+CHANNEL = "grader_channel"
+
+
+def load_message(rec: Recording) -> str | None:
+    """Why the submission could not even be loaded (a student message), or None."""
+    if rec.ended != "not_loaded":
+        if rec.ended in ("hung", "died") and not rec.loaded:
+            if rec.ended == "hung":
+                return ("Your code was still running when its time was up, before run_agent was "
+                        "ever called: something at the top level never finishes (an infinite "
+                        "loop, or a call that waits for input). Keep top-level code to "
+                        "definitions.")
+            return ("Your code ended the process while it was being loaded, before run_agent "
+                    "was ever called: remove the top-level call that ends it (os._exit, "
+                    "sys.exit, a signal).")
+        return None
+    load = rec.load or {}
+    if load.get("missing"):
+        names = " and ".join(f"`{m}`" for m in load["missing"])
+        verb = "is" if len(load["missing"]) == 1 else "are"
+        return (f"{names} {verb} not defined at the top level of your code: the grader calls "
+                "`run_agent(task, tools, call_model, execute_tool)`, and `run_agent` saves "
+                "through `save_checkpoint(state)`.")
+    error = load.get("error") or {}
+    if error.get("type") == "SystemExit":
+        return ("Your code called sys.exit() while it was being loaded, before run_agent was "
+                "ever called. Top-level code runs once when the file is loaded: keep it to "
+                "definitions.")
+    return (f"Your code raised {describe_error(error)} while it was being loaded, before "
+            "run_agent was ever called. Top-level code runs once when the file is loaded: keep "
+            "it to definitions.")
+
+
+_CALLS = {"rename": "rename", "renameat": "rename", "renameat2": "rename", "link": "link",
+          "linkat": "link", "unlink": "removal of a file", "unlinkat": "removal of a file",
+          "openat": "open", "open": "open", "creat": "open", "openat2": "open",
+          "ftruncate": "truncation", "truncate": "truncation", "write": "write",
+          "pwrite64": "write", "writev": "write", "sendfile": "copy", "copy_file_range": "copy"}
+
+
+def _label(point, moment) -> str:
+    """The crash point's label, made exact for one moment inside a save."""
+    if point.kind not in ("torn_write", "killed_before_rename") or moment.op is None:
+        return point.label
+    where = point.label[point.label.find("("):] if "(" in point.label else ""
+    what = _CALLS.get(moment.op.call, moment.op.call)
+    if moment.how == "during" and moment.write:
+        return (f"halfway through a {moment.write['bytes']:,}-byte {what} in save "
+                f"{point.index} {where}").rstrip()
+    return f"just before a {what} in save {point.index} {where}".rstrip()
+
+
+def judge(rec: Recording, scenario, kinds=None) -> tuple[list[Verdict], Matrix | None]:
+    """Check every moment of every crash point of ``rec`` (of ``kinds``, if given).
+
+    Returns the verdicts in timeline order (a crash point fails at its first moment that fails)
+    and the matrix they came from (None when the submission could not be loaded).
+    """
+    problem = load_message(rec)
+    if problem:
+        return [load_error_verdict(scenario.name, problem)], None
+    matrix = build_matrix(rec, scenario)
+    verdicts = []
+    for pm in matrix.points:
+        if kinds is not None and pm.point.kind not in kinds and pm.point.kind != NO_CRASH:
+            continue
+        chosen = None
+        checked = 0
+        for moment in pm.moments:
+            point = dataclasses.replace(pm.point, label=_label(pm.point, moment))
+            verdict = check(matrix.observation(pm, moment), scenario, point)
+            checked += 1
+            if chosen is None or (chosen.passed and not verdict.passed):
+                chosen = verdict
+                if not verdict.passed:
+                    break
+        chosen.evidence["moments_checked"] = checked
+        chosen.evidence["moments"] = len(pm.moments)
+        verdicts.append(chosen)
+    final = verdicts[-1]
+    problems = []
+    if matrix.discrepancies:
+        problems.append((UNOBSERVED, (
+            "Your code changed checkpoint.json in a way the grader could not follow: "
+            f"{matrix.discrepancies[0]}. The grader checks every state a crash could leave by "
+            "replaying your file operations, so it needs them to be ordinary file operations "
+            "(open, write, rename, ...), made while the loop runs.")))
+    if rec.protocol:
+        problems.append((CHANNEL, (
+            f"Your code wrote {rec.protocol[0]} to the grader's own channel (the socket behind "
+            "call_model and execute_tool). Only call the two functions; the channel is not "
+            "yours to write.")))
+    if problems:
+        final.passed = False
+        keys = [k for k, _ in problems]
+        final.evidence["problems"] = keys + list(final.evidence.get("problems") or [])
+        final.evidence["problem"] = keys[0]
+        final.message = " ".join(text for _, text in problems) + (
+            f" Also: {final.message}" if final.message else "")
+    return verdicts, matrix

@@ -1,0 +1,124 @@
+"""The traced harness: the grading counterpart of :class:`graders.harness.Harness`.
+
+It runs a source submission ONCE per scenario in the sandbox (:func:`graders.sandbox.record`)
+and lets :mod:`graders.judge` derive every crash point from what was recorded. Same questions as
+the forking harness (``run_matrix``, ``run_point``, ``crash_points``, ``dry_run``), answered
+without running the submission again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from graders.checker import load_error_verdict
+from graders.judge.verdicts import judge, load_message
+from graders.observation import Observation
+from graders.points import KINDS, NO_CRASH, CrashPoint
+from graders.sandbox.serve import DEFAULT_TIMEOUT, record
+from graders.submission import Submission
+from graders.verdict import Verdict
+
+__all__ = ["TracedHarness"]
+
+
+class TracedHarness:
+    """One source submission, one sandboxed and traced run per scenario.
+
+    Args:
+        submission: a source submission (not live functions: those run in the student's own
+            process and can only be self-checked, see :class:`graders.harness.Harness`).
+        timeout: seconds one run may take.
+        sandbox: False runs the code traced but unconfined (trusted code only).
+    """
+
+    def __init__(self, submission: Submission, *, timeout: float | None = None,
+                 sandbox: bool = True) -> None:
+        if submission.in_process:
+            raise TypeError("TracedHarness grades source submissions; live functions are "
+                            "self-checked with graders.harness.Harness")
+        self.submission = submission
+        self.timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
+        self.sandbox = sandbox
+        self._runs: dict[str, tuple] = {}
+        self._scenarios: dict = {}
+
+    def __enter__(self) -> TracedHarness:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Nothing to stop: each run ends before :meth:`record` returns."""
+
+    def scenario(self, scenario):
+        """The fake_llm Scenario named ``scenario``."""
+        import fake_llm
+
+        name = scenario if isinstance(scenario, str) else scenario.name
+        if name not in self._scenarios:
+            self._scenarios[name] = (fake_llm.load_scenario(scenario)
+                                     if isinstance(scenario, str) else scenario)
+        return self._scenarios[name]
+
+    def load_problem(self) -> str | None:
+        """Why the submission cannot run at all (a student message), or None."""
+        return self.submission.problem()
+
+    def _run(self, scenario):
+        sc = self.scenario(scenario)
+        if sc.name not in self._runs:
+            problem = self.load_problem()
+            if problem:
+                self._runs[sc.name] = (None, [load_error_verdict(sc.name, problem)], None)
+            else:
+                rec = record(self.submission.source, sc, sandbox=self.sandbox,
+                             timeout=self.timeout)
+                verdicts, matrix = judge(rec, sc)
+                self._runs[sc.name] = (rec, verdicts, matrix)
+        return self._runs[sc.name]
+
+    def run_matrix(self, scenario, kinds: Iterable[str] | None = None) -> list[Verdict]:
+        """Verdicts of every crash point of ``scenario`` (of ``kinds``), in timeline order."""
+        _rec, verdicts, _matrix = self._run(scenario)
+        if kinds is None:
+            return list(verdicts)
+        kinds = {kinds} if isinstance(kinds, str) else set(kinds)
+        return [v for v in verdicts if v.kind in kinds or v.kind in (NO_CRASH, "load")]
+
+    def crash_points(self, scenario) -> list[CrashPoint]:
+        """The crash points the recorded run has, in timeline order."""
+        _rec, _verdicts, matrix = self._run(scenario)
+        if matrix is None:
+            return [CrashPoint(NO_CRASH, NO_CRASH, None, "with no crash")]
+        return [pm.point for pm in matrix.points]
+
+    def run_point(self, scenario, point: str | CrashPoint) -> Observation:
+        """What was on disk at ``point`` (its first moment), as an Observation."""
+        rec, _verdicts, matrix = self._run(scenario)
+        point_id = point.id if isinstance(point, CrashPoint) else point
+        sc = self.scenario(scenario)
+        if matrix is None:
+            message = (load_message(rec) if rec is not None else None) or (
+                self.load_problem() or "could not run")
+            return Observation(sc.name, point_id, _kind(point_id), ended="not_loaded",
+                               detail=message)
+        for pm in matrix.points:
+            if pm.point.id == point_id:
+                return matrix.observation(pm, pm.moments[0])
+        known = ", ".join(pm.point.id for pm in matrix.points)
+        from graders.harness import HarnessError
+
+        raise HarnessError(f"no crash point {point_id!r} in this run of {sc.name}; its crash "
+                           f"points are: {known}")
+
+    def dry_run(self, scenario) -> Observation:
+        """The ``no_crash`` observation."""
+        return self.run_point(scenario, NO_CRASH)
+
+
+def _kind(point_id: str) -> str:
+    for kind in sorted(KINDS, key=len, reverse=True):
+        if point_id.startswith(kind):
+            return kind
+    return "unknown"
