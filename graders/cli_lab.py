@@ -114,7 +114,10 @@ def prepare_jupyter(ws: Workspace) -> dict[str, str]:
         f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
         f"c.Exchange.root = {str(exchange)!r}\n"
         f"c.Exchange.cache = {str(state / 'exchange-cache')!r}\n"
-        f"c.Exchange.assignment_dir = {str(ws.path / 'exercises')!r}\n",
+        f"c.Exchange.assignment_dir = {str(ws.path / 'exercises')!r}\n"
+        "# Validate says what a failed check said (graders.validation), not 'Partial credit'.\n"
+        "import graders.validation  # noqa: E402\n"
+        "graders.validation.install()\n",
         encoding="utf-8",
     )
     # This Python's kernel, ahead of any "python3" kernel the user has registered elsewhere.

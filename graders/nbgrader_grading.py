@@ -8,6 +8,7 @@ check's message as the text the student reads in the feedback.
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from nbformat import NotebookNode
@@ -18,7 +19,13 @@ __all__ = [
     "autograded_test_cells",
     "is_autograded_test_cell",
     "verdict_outputs",
+    "verdict_text",
+    "WRAP",
 ]
+
+#: Verdict text is wrapped at this many characters: it is shown in ``<pre>`` blocks (the feedback
+#: HTML, the Validate dialog) and by ``nbgrader validate``, which cuts lines longer than 87.
+WRAP = 80
 
 #: How nbgrader's OverwriteCells (``add_missing_cells``) starts a test cell it put back.
 MISSING_CELL_MARK = "# This cell (id:"
@@ -49,6 +56,28 @@ def _error(text: str) -> NotebookNode:
                         traceback=[text])
 
 
+def _wrap(text: str) -> str:
+    lines = []
+    for paragraph in text.splitlines():
+        lines.extend(textwrap.wrap(paragraph, WRAP, break_on_hyphens=False) or [""])
+    return "\n".join(lines)
+
+
+def verdict_text(title: str, score: float, points: float, message: str, *,
+                 note: str = "", status: str | None = None) -> str:
+    """What a check says: ``"<title>: not passed (0/3 points)"``, then why, wrapped.
+
+    The same words in the feedback (through :func:`verdict_outputs`) and in nbgrader's Validate
+    (`graders.validation`). ``note`` is a line put first; ``status`` defaults to what the score
+    says (passed, partly passed, not passed).
+    """
+    if status is None:
+        status = "passed" if score >= points else "partly passed" if score > 0 else "not passed"
+    head = f"{title}: {status} ({score:g}/{points:g} points)"
+    body = "\n".join(part for part in (note.strip(), head, message.strip()) if part)
+    return _wrap(body)
+
+
 def verdict_outputs(grade_id: str, points: float, result: Any, *, check: Any = None,
                     grader_failure: str | None = None,
                     restored: bool = False) -> list[NotebookNode]:
@@ -71,7 +100,7 @@ def verdict_outputs(grade_id: str, points: float, result: Any, *, check: Any = N
         else:
             why = (f"There is no check called {grade_id!r} in graders.checks, so this test cell "
                    "cannot be graded: tell your instructor.")
-        return [_error(f"{note}{title}: not graded (0/{points:g} points)\n{why}")]
+        return [_error(_wrap(f"{note}{title}: not graded (0/{points:g} points)\n{why}"))]
 
     message = str(_field(result, "message", "") or "").strip()
     check_points = _field(check, "points")
@@ -82,11 +111,13 @@ def verdict_outputs(grade_id: str, points: float, result: Any, *, check: Any = N
         fraction = 1.0 if _field(result, "passed") else 0.0
     score = round(points * fraction, 4)
     if _field(result, "passed") and fraction >= 1.0:
-        return [_stream(f"{note}{title}: passed ({score:g}/{points:g} points)\n{message}")]
+        return [_stream(verdict_text(title, score, points, message, note=note,
+                                     status="passed"))]
     if score > 0:
         return [
-            _stream(f"{note}{title}: partly passed ({score:g}/{points:g} points)\n{message}"),
+            _stream(verdict_text(title, score, points, message, note=note,
+                                 status="partly passed")),
             NotebookNode(output_type="execute_result", execution_count=None, metadata={},
                          data={"text/plain": f"{score:g}"}),
         ]
-    return [_error(f"{note}{title}: not passed (0/{points:g} points)\n{message}")]
+    return [_error(verdict_text(title, 0, points, message, note=note, status="not passed"))]

@@ -9,15 +9,20 @@ self-check cells (:func:`self_check`) and by ``checkpoint-lab check``.
 from __future__ import annotations
 
 import html
+import json
 import shutil
 import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["ResultTable", "Row", "self_check", "MAX_POINT_ROWS"]
+__all__ = ["ResultTable", "Row", "self_check", "MAX_POINT_ROWS", "VERDICTS_ATTRIBUTE"]
 
 #: At most this many failed crash points are listed under one check.
 MAX_POINT_ROWS = 6
+
+#: The HTML attribute of the table that carries each result as JSON, for nbgrader's Validate
+#: (`graders.validation`) to say what the check said.
+VERDICTS_ATTRIBUTE = "data-checkpoint-lab-verdicts"
 
 
 @dataclass(frozen=True)
@@ -43,10 +48,13 @@ class ResultTable:
     JupyterLab shows. ``table.passed`` is True when every result passed.
     """
 
-    def __init__(self, results: Iterable, *, hidden: Iterable = (), title: str | None = None):
+    def __init__(self, results: Iterable, *, hidden: Iterable = (), title: str | None = None,
+                 notes: Iterable[str] = ()):
         self.results = list(results)
         self.hidden = list(hidden)
         self.title = title
+        #: lines shown under the summary (e.g. a written answer that is still empty)
+        self.notes = list(notes)
 
     @property
     def passed(self) -> bool:
@@ -111,12 +119,15 @@ class ResultTable:
                 message = messages[i] if i < len(messages) else ""
                 lines.append(f"{name:<{name_w}}  {status:<{status_w}}  {message}".rstrip())
         lines.append(self.summary())
+        for note in self.notes:
+            lines.extend(textwrap.wrap(note, width))
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
         colors = {True: "#1a7f37", False: "#cf222e", None: "#57606a"}
         cell = "padding:4px 8px;border-bottom:1px solid #d0d7de;text-align:left;vertical-align:top"
-        parts = ['<div class="checkpoint-lab-selfcheck">']
+        verdicts = html.escape(json.dumps([_verdict_data(r) for r in self.results]), quote=True)
+        parts = [f'<div class="checkpoint-lab-selfcheck" {VERDICTS_ATTRIBUTE}="{verdicts}">']
         if self.title:
             parts.append(f"<p><strong>{html.escape(self.title)}</strong></p>")
         parts.append('<table style="border-collapse:collapse">'
@@ -130,7 +141,10 @@ class ResultTable:
                 f'<td style="{cell};color:{colors[row.passed]};font-weight:600;'
                 f'white-space:nowrap">{html.escape(row.status)}</td>'
                 f'<td style="{cell}">{html.escape(row.message)}</td></tr>')
-        parts.append(f"</tbody></table><p>{html.escape(self.summary())}</p></div>")
+        parts.append(f"</tbody></table><p>{html.escape(self.summary())}</p>")
+        parts.extend(f'<p class="checkpoint-lab-note">{html.escape(note)}</p>'
+                     for note in self.notes)
+        parts.append("</div>")
         return "".join(parts)
 
     def _repr_pretty_(self, printer, cycle: bool) -> None:
@@ -142,6 +156,14 @@ class ResultTable:
 
 def _num(value: float) -> str:
     return f"{value:g}"
+
+
+def _verdict_data(result) -> dict:
+    """What `graders.validation` needs of a result to explain it in nbgrader's Validate."""
+    check = result.check
+    return {"check_id": check.id, "title": check.title, "passed": bool(result.passed),
+            "points_earned": float(result.points_earned), "points": float(check.points),
+            "message": result.message}
 
 
 def self_check(namespace: dict, notebook: str) -> ResultTable:

@@ -8,6 +8,7 @@ notebooks with the reference answers put into their answer cells, and on bad inp
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -25,10 +26,15 @@ from tests.test_exercise_content import notebook_variant
 COMMAND = Path(sys.executable).with_name("checkpoint-lab")
 
 
-def check(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+def check(*args: str, cwd: Path = ROOT, workspace: Path | None = None
+          ) -> subprocess.CompletedProcess:
+    """Run ``checkpoint-lab check ARGS`` in ``cwd``, as JupyterLab on ``workspace`` would."""
     assert COMMAND.exists(), "checkpoint-lab is not installed: pip install -e '.[test]'"
+    env = {k: v for k, v in os.environ.items() if k != "CHECKPOINT_LAB_WORKSPACE"}
+    if workspace is not None:
+        env["CHECKPOINT_LAB_WORKSPACE"] = str(workspace)
     return subprocess.run([str(COMMAND), "check", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, timeout=120)
+                          capture_output=True, text=True, cwd=cwd, timeout=120, env=env)
 
 
 def released(name: str, tmp_path: Path) -> Path:
@@ -64,8 +70,9 @@ def test_the_released_notebook_fails_its_self_check(name, tmp_path):
     result = check(released(name, tmp_path))
     assert result.returncode == 1, result.stdout + result.stderr
     assert "FAIL 0/" in result.stdout and "PASS" not in result.stdout
-    assert result.stdout.rstrip().endswith("points" + (
-        "; 2 hidden checks run when your work is graded." if name.startswith("02") else "."))
+    summary = "points" + ("; 2 hidden checks run when your work is graded."
+                          if name.startswith("02") else ".")
+    assert any(line.endswith(summary) for line in result.stdout.splitlines()), result.stdout
     assert "Traceback" not in result.stdout + result.stderr
 
 
@@ -75,6 +82,78 @@ def test_the_notebook_with_the_reference_answers_passes(name, tmp_path):
     result = check(path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "FAIL" not in result.stdout and "PASS" in result.stdout
+
+
+WRITTEN = {"01_incomplete_checkpoint": "l1_where_resume_falls_over",
+           "02_two_latent_failures": "l2_name_the_failures"}
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_passing_checks_still_say_the_written_answer_is_empty(name, tmp_path):
+    path = with_reference(name, released(name, tmp_path), tmp_path)
+    result = check(path)
+    assert result.returncode == 0
+    said = " ".join(result.stdout.split())
+    assert f"Your written answer {WRITTEN[name]}" in said and "is still empty" in said, said
+
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == WRITTEN[name]:
+            cell.source = "Resume would run the tool again: nothing recorded the call."
+    nbformat.write(nb, path)
+    result = check(path)
+    assert result.returncode == 0 and "still empty" not in result.stdout, result.stdout
+
+
+def _workspace_with(tmp_path: Path, name: str, notebook: Path) -> Path:
+    """A student's workspace whose copy of ``name`` is ``notebook``."""
+    workspace = tmp_path / "ws"
+    copy = workspace / "exercises" / "lesson2" / f"{name}.ipynb"
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(notebook.read_bytes())
+    return workspace
+
+
+@pytest.mark.parametrize("argument", ["02_two_latent_failures.ipynb", "02_two_latent_failures"])
+def test_a_bare_name_from_the_course_folder_checks_the_students_own_copy(argument, tmp_path):
+    name = "02_two_latent_failures"
+    fixed = with_reference(name, released(name, tmp_path), tmp_path)
+    workspace = _workspace_with(tmp_path, name, fixed)
+    # As JupyterLab's terminal has it (checkpoint-lab lab sets the variable) ...
+    result = check(argument, cwd=ROOT, workspace=workspace)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "FAIL" not in result.stdout
+    assert str(workspace / "exercises" / "lesson2" / f"{name}.ipynb") in result.stdout
+    # ... and as a terminal elsewhere, told where the workspace is.
+    result = check(argument, "--workspace", workspace, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_bare_name_with_no_copy_names_the_workspace_never_the_release(tmp_path):
+    empty = tmp_path / "empty-ws"
+    result = check("02_two_latent_failures.ipynb", "--workspace", empty, cwd=ROOT)
+    assert result.returncode == 2 and result.stdout == ""
+    line = result.stderr.strip()
+    assert str(empty) in line and "exercises/lesson2/02_two_latent_failures.ipynb" in line, line
+    assert "python3 course.py lab" in line
+    assert "exercises/02_two_latent_failures" not in line  # the course's untouched release
+
+
+def test_a_missing_path_suggests_the_students_copy(tmp_path):
+    workspace = tmp_path / "ws"
+    result = check(tmp_path / "nowhere" / "02.ipynb", workspace=workspace, cwd=tmp_path)
+    assert result.returncode == 2
+    assert "ws/exercises/lesson2/02_two_latent_failures.ipynb" in result.stderr, result.stderr
+    assert f"{ROOT / 'exercises'}/" not in result.stderr
+
+
+def test_checking_the_course_release_says_it_is_not_the_students_work(tmp_path):
+    name = "02_two_latent_failures"
+    workspace = _workspace_with(tmp_path, name, released(name, tmp_path))
+    result = check(f"exercises/{name}.ipynb", cwd=ROOT, workspace=workspace)
+    assert result.returncode == 1
+    assert "is the course's untouched release, not your work" in result.stderr
+    assert f"checkpoint-lab check {name}" in result.stderr
 
 
 def test_answer_cells_count_wherever_they_are_in_the_notebook(tmp_path):
@@ -105,15 +184,16 @@ def test_a_fix_of_one_failure_still_exits_1_and_says_which(tmp_path):
 
 @pytest.mark.parametrize("make, expected", [
     (lambda tmp: tmp / "nowhere.ipynb", "there is no file"),
+    (lambda tmp: "homework.ipynb", "no exercise called homework"),
     (lambda tmp: tmp, "is a folder"),
     (lambda tmp: _write(tmp / "bad.ipynb", "{ not json"), "is not JSON"),
     (lambda tmp: _write(tmp / "list.ipynb", "[1, 2]"), "no list of cells"),
     (lambda tmp: _write(tmp / "other.ipynb", json.dumps(
         {"cells": [{"cell_type": "code", "source": "1", "metadata": {}}]})),
      "is not one of the Checkpoint Lab exercise notebooks"),
-], ids=["missing", "folder", "not_json", "not_notebook", "other_notebook"])
+], ids=["missing", "unknown_name", "folder", "not_json", "not_notebook", "other_notebook"])
 def test_bad_input_gets_one_clear_line_and_exit_2(make, expected, tmp_path):
-    result = check(make(tmp_path))
+    result = check(make(tmp_path), cwd=tmp_path)
     assert result.returncode == 2
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
