@@ -14,6 +14,12 @@ Layout of a workspace::
 A released notebook is copied in once. A file the student already has is never overwritten, and
 a notebook the student deleted is not brought back (``reset`` does that); a notebook the course
 ships later is added at the next sync.
+
+A copy differs from the release in one place: its ``language_info`` metadata is the kernel's
+(this Python's), so JupyterLab does not mark a notebook modified the moment its kernel starts.
+`before_save` is the workspace's pre-save hook (``graders/data/jupyter/config``): a saved
+notebook keeps a one-line "run this cell" in place of each widget, which a reopened notebook
+could not show.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,8 +39,12 @@ __all__ = [
     "ResetResult",
     "SyncReport",
     "Workspace",
+    "WIDGET_HINT",
     "WorkspaceError",
+    "before_save",
     "course_root",
+    "delivered_bytes",
+    "kernel_language_info",
     "default_workspace",
     "released_notebooks",
 ]
@@ -137,6 +148,79 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def kernel_language_info() -> dict:
+    """The ``language_info`` the workspace's kernel (ipykernel on this Python) reports."""
+    return {
+        "codemirror_mode": {"name": "ipython", "version": 3},
+        "file_extension": ".py",
+        "mimetype": "text/x-python",
+        "name": "python",
+        "nbconvert_exporter": "python",
+        "pygments_lexer": "ipython3",
+        "version": ".".join(str(n) for n in sys.version_info[:3]),
+    }
+
+
+def delivered_bytes(source: Path) -> bytes:
+    """A released notebook as the workspace gets it: with the kernel's ``language_info``."""
+    data = source.read_bytes()
+    try:
+        notebook = json.loads(data)
+        notebook["metadata"]["language_info"] = kernel_language_info()
+    except (ValueError, KeyError, TypeError):
+        return data  # not a notebook we can read: copied as it is
+    return (json.dumps(notebook, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+def _delivered_sha256(source: Path) -> str:
+    return hashlib.sha256(delivered_bytes(source)).hexdigest()
+
+
+def _copy_release(source: Path, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.copy-tmp")
+    tmp.write_bytes(delivered_bytes(source))
+    os.replace(tmp, dest)
+
+
+#: What a saved notebook shows in place of a widget that did not say what it is.
+WIDGET_HINT = "Run this cell to see the widget: widgets need the running kernel."
+_WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+def before_save(model: dict, **_kwargs) -> None:
+    """Jupyter's pre-save hook: each widget output becomes its one-line "run this cell" hint.
+
+    A widget's state lives in the kernel, so a reopened notebook cannot draw it and JupyterLab
+    says "Error displaying widget: model not found". The course's widgets name their hint in the
+    output's metadata (`graders.teaching._fallback.RERUN_KEY`; an empty hint drops the output);
+    any other widget gets `WIDGET_HINT`. Only the file changes: the notebook on screen keeps
+    its live widgets.
+    """
+    from graders.teaching._fallback import RERUN_KEY
+
+    if model.get("type") != "notebook" or not isinstance(model.get("content"), dict):
+        return
+    for cell in model["content"].get("cells", []):
+        outputs = cell.get("outputs") if isinstance(cell, dict) else None
+        if not outputs:
+            continue
+        kept = []
+        for output in outputs:
+            data = output.get("data") if isinstance(output, dict) else None
+            if not isinstance(data, dict):
+                kept.append(output)
+                continue
+            metadata = output.get("metadata") or {}
+            hint = metadata.get(RERUN_KEY, WIDGET_HINT if _WIDGET_MIME in data else None)
+            if hint is None:
+                kept.append(output)
+            elif hint:
+                kept.append({**output, "data": {"text/plain": hint},
+                             "metadata": {RERUN_KEY: hint}})
+        cell["outputs"] = kept
+
+
 class Workspace:
     """A student's workspace folder (created when first synced)."""
 
@@ -208,13 +292,13 @@ class Workspace:
                 if dest.exists():
                     report.kept.append(item.relpath)
                 else:
-                    dest.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(item.source, dest)
+                    _copy_release(item.source, dest)
                     report.added.append(item.relpath)
                 delivered[item.relpath] = {"sha256": shipped}
             elif not dest.exists():
                 report.deleted.append(item.relpath)
-            elif record.get("sha256") != shipped and _sha256(dest) != shipped:
+            elif (record.get("sha256") != shipped
+                  and _sha256(dest) not in (shipped, _delivered_sha256(item.source))):
                 report.newer_release.append(item.relpath)
         self._write_manifest(delivered)
         return report
@@ -236,7 +320,8 @@ class Workspace:
         item = self.find(name)
         dest = self.path / item.relpath
         backup = None
-        if dest.exists() and _sha256(dest) != _sha256(item.source):
+        if dest.exists() and _sha256(dest) not in (_sha256(item.source),
+                                                   _delivered_sha256(item.source)):
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
             backup = self.backups_dir / f"{item.name}.{stamp}.ipynb"
             n = 1
@@ -245,10 +330,7 @@ class Workspace:
                 backup = self.backups_dir / f"{item.name}.{stamp}-{n}.ipynb"
             backup.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(dest, backup)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_name(f".{dest.name}.reset-tmp")
-        shutil.copyfile(item.source, tmp)
-        os.replace(tmp, dest)
+        _copy_release(item.source, dest)
         delivered = self._read_manifest()
         delivered[item.relpath] = {"sha256": _sha256(item.source)}
         self._write_manifest(delivered)

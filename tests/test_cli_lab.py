@@ -2,7 +2,8 @@
 
 The last test starts the real JupyterLab (no browser) and asks its own APIs what a student's
 browser would be told: the news pop-up is off, nbgrader's assignment list finds the exercises,
-the kernel is this Python.
+the kernel is this Python; and saves a notebook through them: no jupytext pair is written beside
+it, and a widget is saved as its "run this cell" line.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pytest
 
 from graders import cli_lab
 from graders.cli import main
-from graders.workspace import Workspace
+from graders.workspace import Workspace, delivered_bytes
 from tests.test_browser import start_lab, stop_lab
 
 
@@ -54,7 +55,7 @@ def test_reset_puts_the_release_back_and_says_where_the_backup_is(course, tmp_pa
     assert main(["reset", "01_intro", "--workspace", str(ws.path)]) == 0
 
     out = capsys.readouterr().out
-    assert mine.read_bytes() == (course / "lessons" / "01_intro.ipynb").read_bytes()
+    assert mine.read_bytes() == delivered_bytes(course / "lessons" / "01_intro.ipynb")
     backup = re.search(r"Your version is kept in (\S+)", out).group(1)
     assert open(backup).read() == "my answers"
 
@@ -126,6 +127,29 @@ def _get(lab, path):
         return response.read().decode()
 
 
+def _save_lesson_with_a_widget(lab) -> nbformat.NotebookNode:
+    """Save a paired notebook with a widget output through JupyterLab's API, as its Save does."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["jupytext"] = {"formats": "ipynb,py:percent"}
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    cell = nbformat.v4.new_code_cell("show_quiz('x')")
+    cell.outputs = [nbformat.v4.new_output(
+        "display_data", metadata={"checkpoint_lab_rerun": "Run this cell to see the quiz."},
+        data={"application/vnd.jupyter.widget-view+json": {"model_id": "m1", "version_major": 2,
+                                                           "version_minor": 0},
+              "text/plain": "the quiz"})]
+    nb.cells = [cell]
+    body = json.dumps({"type": "notebook", "format": "json",
+                       "content": json.loads(nbformat.writes(nb))}).encode()
+    request = urllib.request.Request(
+        f"{lab.url}/api/contents/lessons/02_x.ipynb", data=body, method="PUT",
+        headers={"Authorization": f"token {lab.token}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=20) as response:
+        assert response.status in (200, 201)
+    return nbformat.read(str(lab.workspace / "lessons" / "02_x.ipynb"), as_version=4)
+
+
 def test_the_real_jupyterlab_is_configured_for_the_course(course, tmp_path):
     home = tmp_path / "home"
     home.mkdir()
@@ -158,6 +182,14 @@ def test_the_real_jupyterlab_is_configured_for_the_course(course, tmp_path):
 
         files = json.loads(_get(lab, "/api/contents/lessons"))
         assert [f["name"] for f in files["content"]] == ["01_intro.ipynb"]
+
+        # Saving a lesson in the workspace: no jupytext pair beside it (the lessons carry
+        # jupytext's pairing metadata for the repository), and each widget saved as its hint.
+        saved = _save_lesson_with_a_widget(lab)
+        files = json.loads(_get(lab, "/api/contents/lessons"))
+        assert sorted(f["name"] for f in files["content"]) == ["01_intro.ipynb", "02_x.ipynb"]
+        [output] = saved.cells[0].outputs
+        assert output.data == {"text/plain": "Run this cell to see the quiz."}
     finally:
         stop_lab(lab)
     assert "No nbgrader_config.py file found" not in lab.log.read_text()

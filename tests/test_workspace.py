@@ -8,10 +8,14 @@ import nbformat
 import pytest
 
 from graders.workspace import (
+    WIDGET_HINT,
     Workspace,
     WorkspaceError,
+    before_save,
     course_root,
     default_workspace,
+    delivered_bytes,
+    kernel_language_info,
     released_notebooks,
 )
 
@@ -32,6 +36,13 @@ def course(tmp_path):
     return root
 
 
+def _same_but_language_info(copy, release) -> bool:
+    mine, shipped = (nbformat.read(str(p), as_version=4) for p in (copy, release))
+    assert mine.metadata.pop("language_info") == kernel_language_info()
+    shipped.metadata.pop("language_info", None)
+    return mine == shipped
+
+
 @pytest.fixture
 def ws(course, tmp_path):
     return Workspace(tmp_path / "mine", course=course)
@@ -43,7 +54,8 @@ def test_first_sync_copies_lessons_and_exercises_into_their_places(ws, course):
                             "exercises/lesson2/02_two_latent_failures.ipynb"]
     copied = ws.path / "exercises" / "lesson2" / "02_two_latent_failures.ipynb"
     shipped = course / "exercises" / "02_two_latent_failures.ipynb"
-    assert copied.read_bytes() == shipped.read_bytes()
+    assert copied.read_bytes() == delivered_bytes(shipped)
+    assert _same_but_language_info(copied, shipped)
     assert not (ws.path / "exercises" / "lesson2" / "README.md").exists()
 
 
@@ -89,7 +101,7 @@ def test_reset_restores_the_release_and_backs_up_the_students_version(ws, course
     result = ws.reset("02_two_latent_failures")
 
     assert result.path == mine
-    assert mine.read_bytes() == (course / "exercises" / "02_two_latent_failures.ipynb").read_bytes()
+    assert mine.read_bytes() == delivered_bytes(course / "exercises" / "02_two_latent_failures.ipynb")
     assert result.backup is not None and result.backup.parent == ws.path / "backups"
     assert result.backup.read_text() == "half-finished answers"
     # A second reset finds nothing changed and keeps no empty backup.
@@ -165,3 +177,64 @@ def test_the_exercises_folder_is_named_after_the_nbgrader_assignment():
     from graders import nbgrader_build, workspace
 
     assert workspace.ASSIGNMENT == nbgrader_build.ASSIGNMENT
+
+
+def test_a_copy_carries_the_kernels_language_info_so_opening_it_changes_nothing(ws):
+    # JupyterLab writes the kernel's language_info into a notebook as its kernel starts; a copy
+    # without it (or with another Python's) is marked modified before the student edits it.
+    import platform
+
+    ws.sync()
+    for path in (ws.path / "lessons" / "01_intro.ipynb",
+                 ws.path / "exercises" / "lesson2" / "02_two_latent_failures.ipynb"):
+        info = json.loads(path.read_text())["metadata"]["language_info"]
+        assert info["name"] == "python" and info["version"] == platform.python_version()
+        assert info["codemirror_mode"] == {"name": "ipython", "version": 3}
+
+
+def test_an_untouched_copy_is_not_backed_up_by_reset_nor_reported_as_changed(ws, course):
+    ws.sync()
+    assert ws.reset("01_intro").backup is None  # the copy is the release, language_info aside
+    _notebook(course / "lessons" / "01_intro.ipynb", "lesson one, new")
+    report = ws.sync()
+    assert report.newer_release == ["lessons/01_intro.ipynb"]
+
+
+def _saved(outputs):
+    cell = nbformat.v4.new_code_cell("show_quiz('x')")
+    cell.outputs = outputs
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [cell, nbformat.v4.new_markdown_cell("text")]
+    model = {"type": "notebook", "content": json.loads(nbformat.writes(nb))}
+    before_save(model=model, path="lessons/x.ipynb", contents_manager=None)
+    return model["content"]["cells"][0]["outputs"]
+
+
+def test_a_saved_notebook_keeps_a_run_this_cell_line_in_place_of_each_widget():
+    widget = {"application/vnd.jupyter.widget-view+json": {"model_id": "abc", "version_major": 2,
+                                                           "version_minor": 0},
+              "text/plain": "the quiz, with every answer explained"}
+    hint = "Run this cell to see the quiz (its buttons need the running kernel)."
+    ours = nbformat.v4.new_output("display_data", data=widget,
+                                  metadata={"checkpoint_lab_rerun": hint})
+    script = nbformat.v4.new_output("display_data", data={"application/javascript": "x()",
+                                                          "text/plain": ""},
+                                    metadata={"checkpoint_lab_rerun": ""})
+    other = nbformat.v4.new_output("execute_result", data=widget, execution_count=3)
+    text = nbformat.v4.new_output("stream", name="stdout", text="printed\n")
+    table = nbformat.v4.new_output("display_data", data={"text/html": "<table></table>"})
+    saved = _saved([ours, script, other, text, table])
+    assert [o.get("data", {}).get("text/plain") for o in saved] == [hint, WIDGET_HINT, None, None]
+    assert saved[0]["output_type"] == "display_data" and saved[1]["execution_count"] == 3
+    assert saved[2]["output_type"] == "stream" and "".join(saved[2]["text"]) == "printed\n"
+    assert "".join(saved[3]["data"]["text/html"]) == "<table></table>"  # left as it was
+    assert not any("application/vnd.jupyter.widget-view+json" in o.get("data", {})
+                   for o in saved)
+    nbformat.validate(nbformat.from_dict({**nbformat.v4.new_notebook(),
+                                          "cells": [nbformat.v4.new_code_cell(outputs=saved)]}))
+
+
+def test_the_pre_save_hook_leaves_other_files_alone():
+    model = {"type": "file", "content": "print('hi')"}
+    before_save(model=model, path="x.py")
+    assert model == {"type": "file", "content": "print('hi')"}
