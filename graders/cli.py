@@ -19,6 +19,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "lab": ("graders.cli_lab", "open the course in JupyterLab, in your own workspace"),
     "reset": ("graders.cli_lab", "put one notebook in your workspace back to its released state"),
     "check": ("graders.cli_check", "self-check an exercise notebook from the terminal"),
+    "solutions": ("graders.solutions", "copy the reference solutions into your workspace"),
     "course": ("graders.cli_course", "build a ready nbgrader course directory"),
     "grade": ("graders.cli_grade", "grade a folder of submissions through nbgrader"),
     "crash": ("graders.cli_crash", "run the crash matrix on a Python file and print the verdicts"),
