@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # Lesson 2 · Part 2: the two save points
+# # Checkpoints · Part 2 of 6: the two save points
 #
 # [Part 1](01_the_execution_scene_and_six_fields.ipynb) settled *what* goes into
 # `checkpoint.json`. This part is about *when* it is written. "Once at the end of every turn"
@@ -23,15 +23,14 @@
 # %% [markdown]
 # ## The loop, with both save points
 #
-# This is the course's reference loop (`solutions/level2_reference.py`), the lesson's loop in
-# Python:
+# This is the lesson's own loop (the exercises come with loops of their own):
 
 # %%
 from IPython.display import Code
 
-from graders.teaching.variants import function_source
+from graders.teaching.variants import lesson_function
 
-Code(function_source("reference", "run_agent"), language="python")
+Code(lesson_function("run_agent", save_points="A and B"), language="python")
 
 # %% [markdown]
 # - **Save point A** comes after the model's response arrives and before the tool runs: the
@@ -41,28 +40,54 @@ Code(function_source("reference", "run_agent"), language="python")
 #
 # ## Is B alone enough?
 #
-# The starter you will fix in the exercises saves only at B. Its exposure is the window between
-# A and B: the model has named a tool, and the tool is running (or has finished, but its result is
-# not recorded and not on disk). Die in that window and the newest checkpoint is the one B wrote
-# in the *previous* turn. It does not describe this turn's call wrongly; it does not describe it
-# at all. The call leaves no trace on disk.
+# Take save point A out, so the loop saves once per turn, at B. The same process is killed while
+# tool 2 (`build_table`) runs, and then resumed from whatever `checkpoint.json` holds.
+
+# %%
+from graders.teaching.predict import compare, predict
+
+predict("b_only_runs_twice")
+
+# %%
+from graders.harness import Harness
+from graders.resume import resume
+from graders.teaching.scene import ledger_lines
+from graders.teaching.variants import variant
+
+with Harness(variant("B only", "temp + rename")) as harness:
+    b_only = harness.run_point("support-tickets", "killed_during_tool_2")
+
+after = resume(b_only.checkpoint)
+print("Before the crash the tools ran:", "; ".join(ledger_lines(b_only.ledger)))
+print("After it, resume ran:          ", "; ".join(ledger_lines(after.ledger)))
+compare("b_only_runs_twice")
+
+# %% [markdown]
+# Think about what a B-only loop can never record. Once the model has asked for a tool, there is
+# a stretch of time in which that call exists only in memory: while the tool runs, and even after
+# it returns, until its result is appended and saved. If the process dies anywhere in that
+# stretch, the newest file on disk was written at the end of the *previous* turn. It is not a
+# wrong record of the call; it is no record at all.
 #
-# Lesson 3 reconciles on resume (did that tool finish? must it run again?), and what it reconciles
-# against is the `pendingToolUse` that save point A wrote. A B-only loop leaves it nothing.
+# Finding out, after a restart, whether an interrupted call finished (and whether it may safely
+# run again) is the subject of the course's next lesson, *Resuming from a checkpoint*. Whatever
+# method it uses needs something to start from: the `pendingToolUse` that save point A put on
+# disk. A loop that never saves at A hands it an empty field.
 #
 # ## The crash timeline
 #
 # Below is every moment of a real run of `support-tickets`: each model call, each save, each tool
 # running. Pick where the process dies, and which loop runs:
 #
-# - **Save points**: "B only" (the starter's loop) or "A and B" (the reference's);
-# - **Write mode**: "in place" (the starter's `save_checkpoint`, which overwrites `checkpoint.json`)
-#   or "temp + rename" (the reference's atomic save; [part 3](03_atomic_save.ipynb) explains it).
+# - **Save points**: "B only", "A only" or "A and B": which of the loop's two
+#   `save_checkpoint(state)` lines it keeps. Nothing else changes between the three: the same
+#   loop, the same token counting.
+# - **Write mode**: "in place" (a save that writes straight over `checkpoint.json`) or
+#   "temp + rename" (the atomic save [part 3](03_atomic_save.ipynb) explains).
 #
-# Each toggle swaps one function, so the four combinations are four real submissions, and every
-# view is what the crash harness found on disk after really killing that loop at that moment,
-# with what the reference resume concludes from it. (The four loops run once, here, in about a
-# second.)
+# Each combination is a real loop, and every view is what the crash harness found on disk after
+# really killing that loop at that moment, with what a resume concludes from it. (The six loops
+# run once, here, in about two seconds.)
 
 # %%
 from graders.teaching.timeline import build_timeline
@@ -72,42 +97,33 @@ timeline = build_timeline("support-tickets")
 show_timeline(timeline, moment="tool_2", save_points="B only", write_mode="in place")
 
 # %% [markdown]
-# Things to try:
+# Things to try (predict each before you click):
 #
-# 1. It opens on the starter ("B only", "in place") killed while tool 2 (`build_table`) runs:
-#    **no trace** of the call in flight. The checkpoint is the save after turn 1, `pendingToolUse`
-#    is `null`, and resume will ask the model again and run `build_table` a second time.
-# 2. Switch to "A and B": the checkpoint now names `build_table` in `pendingToolUse`. Resume
-#    knows exactly which call was in flight.
-# 3. Move the crash to moment 4, halfway through save point B of turn 1, with "in place": **torn
-#    JSON**, a file that is neither the old save nor the new one. Switch to "temp + rename": the
-#    previous save (save point A of the same turn) is intact, and beside it lies a half-written
-#    temp file, which resume ignores.
-# 4. With "B only", the moments "save point A" are greyed out in the strip: that loop does not
-#    save there.
+# 1. It opens on "B only", "in place", killed while tool 2 (`build_table`) runs. What does the
+#    disk hold, and what will resume do? Now switch to "A and B".
+# 2. Move the crash to moment 4, halfway through save point B of turn 1, with "in place". Then
+#    switch to "temp + rename". What changed on disk, and what lies beside `checkpoint.json`?
+# 3. With "B only", some moments in the strip are greyed out: why does that loop not save there?
+# 4. Choose "A only" and move the crash to moment 5, model call 2: tool 1 has finished by then.
+#    What does `pendingToolUse` say, and what will resume do with `list_tickets`?
 #
-# What the "save points" toggle changes, line by line (the reference also counts `tokensUsed`,
-# which the starter forgets; the "write mode" toggle swaps `save_checkpoint` the same way, and
-# part 3 shows both versions):
-
-# %%
-from graders.teaching.variants import toggle_diff
-
-Code(toggle_diff("save points"), language="diff")
-
-# %% [markdown]
 # Where the timeline cannot be shown (a viewer without widgets), its table is printed instead. The
-# same facts, as plain text, for the moment the starter's exposure is worst:
+# same facts, as plain text, for two moments:
 
 # %%
-for save_points in ("B only", "A and B"):
-    state = timeline.state("tool_2", save_points, "temp + rename")
-    print(f"{save_points:8} killed while tool 2 runs -> {state.disk.headline}")
-    print(f"{'':8} resume: {state.conclusion}")
+for moment in ("tool_2", "model_call_3"):
+    for save_points in ("B only", "A only", "A and B"):
+        state = timeline.state(moment, save_points, "temp + rename")
+        print(f"{save_points:8} killed at {state.moment.short}: {state.disk.headline}")
+        print(f"{'':8} resume: {state.conclusion}")
+    print()
 
 # %% [markdown]
-# What B-only sets you up for is the exercise in Lesson 6: a B-only checkpoint in front of you,
-# and a resume to diagnose. Here, the hole is dug.
+# Saving at only one of the two points is a trade of blind spots. With B alone, a call in flight
+# leaves no mark, and resume repeats it without knowing. With A alone, a call that *finished*
+# still looks unfinished, because nothing recorded its result: resume cannot tell the two apart
+# and has to treat it as unfinished, so a call that already ran (and changed the world) runs
+# again. Both saves together give resume the whole story.
 #
 # ## Check yourself
 
@@ -115,6 +131,9 @@ for save_points in ("B only", "A and B"):
 from graders.teaching.widgets import show_quiz
 
 show_quiz("b_only_tool_window")
+
+# %%
+show_quiz("a_only_after_result")
 
 # %% [markdown]
 # Next: [part 3, the atomic save](03_atomic_save.ipynb): the torn JSON above, and how to make

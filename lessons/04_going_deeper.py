@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -12,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # Lesson 2 · Part 4: going deeper
+# # Checkpoints · Part 4 of 6: going deeper
 #
 # *Beyond the source lesson.* Temp + rename, as [part 3](03_atomic_save.ipynb) built it, survives
 # a killed process. This part is about what it does not survive, and about what real systems
@@ -37,6 +39,11 @@
 #    save returns (Linux `fsync(2)`: syncing a file does not sync the directory entry that names
 #    it).
 #
+# On macOS, `fsync` is not enough on its own: it hands the data to the drive, which may still hold
+# it in its own cache when the power goes. Apple's `fsync(2)` man page says so and points to
+# `fcntl(fd, F_FULLFSYNC)`, which asks the drive to write its cache out. Python's `os.fsync` does
+# not do that; `fcntl.fcntl(fd, fcntl.F_FULLFSYNC)` does (macOS only).
+#
 # A test cannot pull the plug, so here is a small *model* of a disk after a power cut (not a real
 # one): a file's data written since its last fsync may be on disk fully, partly or not at all;
 # directory changes reach the disk in order, some prefix of them; an fsync of the directory
@@ -52,15 +59,21 @@ print(power_loss_table())
 # Read it from the bottom: only the last program guarantees the new save once `save_checkpoint`
 # has returned. Without the directory fsync, the save is atomic (old or new, never torn) but
 # may be undone by a power cut. Without the file fsync, the rename can be durable before the
-# data, and the checkpoint is lost: the failure temp + rename was meant to prevent. The
-# reference does the first fsync and not the second; the directory fsync is POSIX-only
+# data, and the checkpoint is lost: the failure temp + rename was meant to prevent. Many saves
+# in the wild do the first fsync and not the second. The directory fsync is POSIX-only
 # (`os.open(directory, os.O_RDONLY)` then `os.fsync`; Windows cannot open a directory that way).
-# It looks like this:
+# A save that does both, with macOS's stronger flush where it exists, looks like this:
 
 # %%
 from IPython.display import Code
 
-Code('''import json, os, tempfile
+Code('''import fcntl, json, os, tempfile  # fcntl: POSIX only
+
+def flush_to_disk(fd):
+    if hasattr(fcntl, "F_FULLFSYNC"):     # macOS: fsync alone leaves data in the drive's cache
+        fcntl.fcntl(fd, fcntl.F_FULLFSYNC)
+    else:
+        os.fsync(fd)
 
 def save_checkpoint(state, path="checkpoint.json"):
     directory = os.path.dirname(os.path.abspath(path))
@@ -69,15 +82,15 @@ def save_checkpoint(state, path="checkpoint.json"):
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(state, f)
             f.flush()
-            os.fsync(f.fileno())          # the bytes are on disk before any name points at them
-        os.replace(tmp, path)             # atomic: old save or new save, never half of one
+            flush_to_disk(f.fileno())     # the bytes are on disk before any name points at them
+        os.replace(tmp, path)             # POSIX: old save or new save, never half of one
     except BaseException:
         os.remove(tmp)
         raise
     if hasattr(os, "O_DIRECTORY"):        # POSIX: make the rename itself durable
         dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
         try:
-            os.fsync(dir_fd)
+            flush_to_disk(dir_fd)
         finally:
             os.close(dir_fd)
 ''', language="python")
@@ -92,7 +105,12 @@ def save_checkpoint(state, path="checkpoint.json"):
 # The source lesson's save writes `checkpoint.json.tmp`, one fixed name. If two writers ever
 # save at once (two threads, a restarted process while the old one is still alive), they share
 # that file. Here are two real saves, interleaved step by step as two processes might, first with
-# the fixed name, then with `tempfile.mkstemp`:
+# the fixed name, then with `tempfile.mkstemp`.
+
+# %%
+from graders.teaching.predict import compare, predict
+
+predict("two_writers_fixed_name")
 
 # %%
 import tempfile
@@ -103,11 +121,16 @@ with tempfile.TemporaryDirectory() as folder:
     print(two_writers(folder, unique_names=False).to_text())
     print()
     print(two_writers(folder, unique_names=True).to_text())
+compare("two_writers_fixed_name")
 
 # %% [markdown]
 # With one name, B's `open(..., "w")` emptied the file A was halfway through, A went on writing
-# at its old offset, and A's rename put the mixture in place: here a file that even parses,
-# which is worse than torn JSON, because nothing notices. With unique names each save is whole.
+# at its old offset, and A's rename put the mixture in place. Here that file even parses, but
+# only because this demonstration stacked the odds: both states are padded with a long run of
+# `x` inside one string, so the cut falls in the middle of that string in both, and the two
+# halves join into valid JSON. Real saves would usually splice into torn JSON; now and then they
+# would not, and a file that parses but is neither save is worse, because nothing notices. With
+# unique names each save is whole.
 # Note what unique names do *not* fix: the later rename wins, even when it carries the older
 # state. One loop should own a checkpoint; if two processes might, take a lock.
 #
@@ -119,16 +142,19 @@ with tempfile.TemporaryDirectory() as folder:
 #
 # | system | what plays `pendingToolUse` | what it stores beyond the six fields |
 # |---|---|---|
-# | LangGraph checkpointers | `pending_writes`, keyed by task | a thread id, the parent checkpoint's id, a format version `v` (our `version`) |
+# | LangGraph checkpointers | the tasks scheduled to run next (`StateSnapshot.next`) | a whole checkpoint per step; a thread id, the parent checkpoint's id, a format version `v` (our `version`) |
 # | Temporal | an ActivityTaskScheduled event with no completion event | the full event history; an activity id and attempt number |
 # | DBOS, Restate, Inngest | the first step with no recorded output | a workflow id; stable step ids |
 # | OpenAI Agents SDK `RunState` | the interruptions of the current step | `$schemaVersion` (our `version`); usage per response (our `tokensUsed`, finer) |
 # | Claude Code checkpoints | none: one checkpoint per user prompt, for `/rewind` | snapshots of your files: an undo feature, not crash recovery ([part 5](05_claude_code_and_what_checkpoints_cost.ipynb)) |
 #
 # Two differences from this lesson's `checkpoint.json` stand out. They give every run and every
-# step a stable id, so a resumed run can tell "step 7 already ran" from "a new step 7". And most
-# of them *append* (Temporal's event history, LangGraph's pending writes) instead of rewriting
-# the whole state at every save, for the reason part 5 measures.
+# step a stable id, so a resumed run can tell "step 7 already ran" from "a new step 7". And some
+# *append* (Temporal's event history, the durable-execution engines' step logs) instead of
+# rewriting the whole state at every save, for the reason part 5 measures. LangGraph saves a
+# whole checkpoint per step; its `pending_writes` are something else again: the writes of tasks
+# that *succeeded* in a step where a sibling task failed, kept so that a retry does not run them
+# a second time.
 #
 # Also beyond the source: the Messages API allows several `tool_use` blocks in one assistant
 # message, and every one needs its `tool_result` in the next user message (the API answers 400

@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # Lesson 2 · Part 5: Claude Code's checkpoints, and what checkpoints cost
+# # Checkpoints · Part 5 of 6: Claude Code's checkpoints, and what checkpoints cost
 #
 # Two saves per loop turn is one answer to "how often should a checkpoint be written?". This
 # part puts it next to a real product's answer, then measures what it costs.
@@ -25,14 +25,17 @@
 # ([Checkpointing, Claude Code Docs](https://code.claude.com/docs/en/checkpointing)) says that
 # "checkpointing automatically captures the state of your code before each user prompt", that
 # "every user prompt creates a new checkpoint", and that "Claude Code saves checkpoints with the
-# conversation, so you can still run /rewind after you resume a session".
+# conversation, so you can still run /rewind after you resume a session". The same page lists
+# what they leave out: files changed by bash commands are not tracked, only edits made through
+# Claude Code's own file-editing tools.
 #
-# That serves a different situation. A Claude Code session has a person in it, who may stop at
-# any moment, try an approach, and decide to go back to before some message and try again: the
-# natural unit is "the user said something", and the checkpoint is for rewinding. The loop in
-# this lesson runs unattended: nobody is there to call a halt, the unit is "the loop went around
-# once", and the turn splits again into save points A and B, because a crash can land between
-# "the model named a tool" and "its result was recorded".
+# Those checkpoints are for a different job. In a Claude Code session a person sits at the
+# keyboard: they try an approach, look at the result, and may want the files back as they were
+# before some earlier request. So a checkpoint is cut where the person speaks, and it is used to
+# rewind. The loop in this lesson has nobody watching it. No one notices a crash or decides
+# what to do next; the thing that repeats is the loop's own turn. A turn is cut twice more, at
+# save points A and B, because the dangerous moment is inside it: after the model has asked for
+# a tool and before the answer is written down.
 #
 # | | Claude Code | this lesson's loop |
 # |---|---|---|
@@ -41,9 +44,9 @@
 # | what it is for | rewinding a session (`/rewind`) | resuming after a crash |
 # | what plays `pendingToolUse` | nothing: prompts are the unit | `pendingToolUse`, written at A |
 #
-# Neither is the right granularity in general. How finely to cut checkpoints, and how often to
-# write them, depends on what they serve: both answer "when something goes wrong, where do we go
-# back to?".
+# Neither cut is right everywhere. Where to place checkpoints, and how many, follows from their
+# purpose; both designs answer the same practical question: if this goes wrong, which state do
+# we return to?
 
 # %%
 from graders.teaching.widgets import show_quiz
@@ -61,10 +64,14 @@ show_quiz("claude_code_unit")
 # So measure it, on your own machine.
 #
 # The `large-results` scenario reads a day of web-server access logs per tool call, tens of kB
-# each. The measurement builds the state a correct loop holds on it, turn by turn, and times the
-# reference's atomic save (temp file, fsync, rename) at both save points of every turn. The
+# each. The measurement builds the state a correct loop holds on it, turn by turn, and times an
+# atomic save with an fsync (temp file, fsync, rename) at both save points of every turn. The
 # scenario has seven tool calls; the measurement goes on past them with the same seven results
 # again, as a task that reads as much each turn would, up to 16 turns. Expect about a second.
+#
+# It measures in a temporary folder beside this notebook, so on the disk that holds your
+# workspace, and says which filesystem that is: on a RAM filesystem (tmpfs) an fsync costs
+# nothing, and the numbers would flatter the saves.
 
 # %%
 from IPython.display import Image
@@ -77,7 +84,14 @@ from graders.teaching.cost import (
     read_cost,
 )
 
-measurement = measure_save_cost(turns=16)
+import tempfile
+
+from graders.teaching.filesystem import filesystem_of
+
+with tempfile.TemporaryDirectory(dir=".", prefix=".checkpoint-cost-") as folder:
+    measurement = measure_save_cost(turns=16, directory=folder)
+    disk = filesystem_of(folder)
+print(disk.describe())
 Image(figure_png(plot_save_cost(measurement, tool_latency=TOOL_LATENCY)))
 
 # %%
@@ -102,7 +116,7 @@ print(read_cost(measurement, tool_latency=TOOL_LATENCY))
 # of a few turns that finishes in seconds: starting over is cheaper than the code and the disk
 # writes. And on a very long task the square catches up: at hundreds of turns of large results,
 # each save rewrites megabytes. That is where real systems *append* each turn's new messages to
-# a log (Temporal's event history, LangGraph's pending writes, LevelDB's log) instead of
+# a log (Temporal's event history, LevelDB's write-ahead log) instead of
 # rewriting everything, and compaction (the context-engineering course) keeps the state small.
 #
 # Next: [part 6, the knowledge check and recap](06_knowledge_check_and_recap.ipynb).

@@ -169,13 +169,14 @@ _LIST = [
     Quiz(
         id="two_writers_fixed_name",
         question=("Two saves share the temp name checkpoint.json.tmp and interleave: A writes "
-                  "half, B writes all of its own, A writes the rest, then both rename. What ends "
-                  "up in checkpoint.json?"),
+                  "half, B writes all of its own, A writes the rest, then each tries to rename. "
+                  "What ends up in checkpoint.json?"),
         choices=(
-            Choice("B's save, whole: the last rename wins.", False,
-                   "Both renames move the same shared file, and its bytes are no longer B's."),
+            Choice("B's save, whole: the last writer wins.", False,
+                   "B's rename even fails: A already moved the shared file, and what A moved no "
+                   "longer holds A's bytes alone."),
             Choice("A mixture of A's and B's bytes in one file.", True,
-                   "B's open emptied the file A was writing; A went on at its old offset. The "
+                   "B's open emptied the file A was writing; A went on at its old offset. A's "
                    "rename then puts the mixture in place."),
             Choice("A's save, whole: it started first.", False,
                    "Starting first protects nothing: B's open emptied the file under A."),

@@ -217,7 +217,7 @@ _QUIZ_LIST = [
         question="Where in a loop turn does save point A go?",
         choices=(
             Choice(
-                "After the model names a tool and before the tool runs, with pendingToolUse set.",
+                "Once the model has named a tool, before that tool starts, with pendingToolUse set.",
                 True,
                 "From the moment the tool starts until save point B records its result, the "
                 "checkpoint on disk names the call in flight.",
