@@ -51,7 +51,7 @@ predict("torn_in_place")
 # %%
 from graders.harness import Harness
 from graders.resume import resume
-from graders.teaching.scene import describe_run, ledger_lines
+from graders.teaching.scene import describe_run
 from graders.teaching.variants import variant
 
 with Harness(variant("B only", "in place")) as harness:

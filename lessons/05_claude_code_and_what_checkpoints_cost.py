@@ -74,6 +74,8 @@ show_quiz("claude_code_unit")
 # nothing, and the numbers would flatter the saves.
 
 # %%
+import tempfile
+
 from IPython.display import Image
 
 from graders.teaching.cost import (
@@ -83,9 +85,6 @@ from graders.teaching.cost import (
     plot_save_cost,
     read_cost,
 )
-
-import tempfile
-
 from graders.teaching.filesystem import filesystem_of
 
 with tempfile.TemporaryDirectory(dir=".", prefix=".checkpoint-cost-") as folder:

@@ -82,9 +82,10 @@ def without_cited_quotations(text: str) -> str:
 
 
 def prose(path: Path) -> str:
-    """What a reader reads in ``path``: a Markdown file but its code blocks; of Python (a lesson or exercise in
-    jupytext's percent format, a solution, the quiz texts), its comments and strings, so that code
-    the course's contracts make follow the source's loop is not counted as prose."""
+    """What a reader reads in ``path``: a Markdown file but its code blocks; of Python (a lesson
+    or exercise in jupytext's percent format, a solution, the quiz texts), its comments and
+    strings, so that code the course's contracts make follow the source's loop is not counted as
+    prose."""
     text = path.read_text(encoding="utf-8")
     if path.suffix != ".py":
         return re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)  # code blocks are code

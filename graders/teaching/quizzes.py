@@ -217,7 +217,8 @@ _QUIZ_LIST = [
         question="Where in a loop turn does save point A go?",
         choices=(
             Choice(
-                "Once the model has named a tool, before that tool starts, with pendingToolUse set.",
+                "Once the model has named a tool, before that tool starts, with pendingToolUse "
+                "set.",
                 True,
                 "From the moment the tool starts until save point B records its result, the "
                 "checkpoint on disk names the call in flight.",
@@ -422,7 +423,8 @@ AUTHORED: dict[str, Quiz] = {q.id: q for q in _QUIZ_LIST}
 
 
 def student_seed() -> str:
-    """The seed of this student's option order: ``$CHECKPOINT_LAB_QUIZ_SEED``, else the user name."""
+    """The seed of this student's option order: ``$CHECKPOINT_LAB_QUIZ_SEED``, else the user
+    name."""
     seed = os.environ.get(SEED_ENV, "").strip()
     if seed:
         return seed
