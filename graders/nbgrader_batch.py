@@ -206,6 +206,35 @@ def default_jobs() -> int:
     return (os.cpu_count() or 1) + 1
 
 
+def _pool(course: Course, jobs: int):
+    # fork where there is one (POSIX): workers start at once and need no importable __main__.
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    return concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context,
+                                                  initializer=_worker_init,
+                                                  initargs=(str(course.root),))
+
+
+def _run_pool(course: Course, students: list[str], jobs: int, feedback: bool,
+              done: Callable[[dict], None]) -> list[str]:
+    """Grade ``students`` in one pool; return those whose worker died (the pool broke)."""
+    lost: list[str] = []
+    with _pool(course, jobs) as pool:
+        futures = {pool.submit(_grade_one, s, course.assignment, feedback): s for s in students}
+        for future in concurrent.futures.as_completed(futures):
+            student = futures[future]
+            try:
+                outcome = future.result()
+            except concurrent.futures.process.BrokenProcessPool:
+                lost.append(student)
+                continue
+            except Exception as err:  # noqa: BLE001 - that student's failure only
+                outcome = {"student": student, "success": False,
+                           "error": f"the grading process failed ({type(err).__name__}: {err})"}
+            done(outcome)
+    return lost
+
+
 def autograde_students(course: Course, students: list[str], *, jobs: int | None = None,
                        feedback: bool = True,
                        on_done: Callable[[dict], None] | None = None) -> dict[str, dict]:
@@ -213,28 +242,30 @@ def autograde_students(course: Course, students: list[str], *, jobs: int | None 
 
     Each outcome holds ``success``, ``error`` (the last error line, when it failed), ``log`` and
     ``seconds``. ``on_done`` is called with each outcome as it finishes (for a progress bar).
+
+    A grading process that dies (a fault of the grader: the submissions run in the sandbox, out
+    of its reach) costs no other student: those its pool had not finished are graded in a fresh
+    pool, then any still lost each in a pool of its own, and a student whose own grading dies
+    fails with a note saying so.
     """
     jobs = max(1, min(jobs or default_jobs(), len(students) or 1))
     outcomes: dict[str, dict] = {}
     if not students:
         return outcomes
-    # fork where there is one (POSIX): workers start at once and need no importable __main__.
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context,
-                                                initializer=_worker_init,
-                                                initargs=(str(course.root),)) as pool:
-        futures = {pool.submit(_grade_one, s, course.assignment, feedback): s for s in students}
-        for future in concurrent.futures.as_completed(futures):
-            student = futures[future]
-            try:
-                outcome = future.result()
-            except Exception as err:  # a worker that died: that student's failure only
-                outcome = {"student": student, "success": False,
-                           "error": f"the grading process failed ({type(err).__name__}: {err})"}
-            outcomes[student] = outcome
-            if on_done:
-                on_done(outcome)
+
+    def done(outcome: dict) -> None:
+        outcomes[outcome["student"]] = outcome
+        if on_done:
+            on_done(outcome)
+
+    lost = _run_pool(course, list(students), jobs, feedback, done)
+    if lost:  # the students the broken pool never finished, in a fresh pool
+        lost = _run_pool(course, lost, jobs, feedback, done)
+    for student in lost:  # still lost: each alone, so a death is that student's only
+        if _run_pool(course, [student], 1, feedback, done):
+            done({"student": student, "success": False, "tries": 2,
+                  "error": "the grading process died twice while grading this student (a fault "
+                           "of the grader, logged in " + LOG_NAME + ")"})
     return outcomes
 
 
@@ -250,6 +281,8 @@ class TestScore:
     score: float | None
     max_score: float
     message: str = ""
+    #: False when the student did not hand this notebook in (its tests then score 0)
+    submitted: bool = True
 
 
 @dataclass
@@ -278,19 +311,31 @@ def _source_tests(course: Course) -> dict[str, list[str]]:
 
 
 def _messages(course: Course, student: str, notebook: str) -> dict[str, str]:
+    """Each test's reason, from the autograded notebook: the text under its verdict's heading,
+    "<title>: not passed (0/3 points)", unwrapped into one paragraph."""
     path = course.autograded_dir(student) / f"{notebook}.ipynb"
     if not path.is_file():
         return {}
     nb = nbformat.read(path, as_version=4)
     messages = {}
     for cell in autograded_test_cells(nb):
-        texts = [o.get("text") or o.get("evalue") or "" for o in cell.get("outputs", [])]
-        lines = "".join(texts).strip().splitlines()
-        # The line after "<title>: passed (3/3 points)" is the check's own message.
+        texts = []
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                texts.append("\n".join(output.get("traceback") or [output.get("evalue", "")]))
+            elif output.get("output_type") == "stream":
+                texts.append(output.get("text", ""))
+        lines = "\n".join(texts).strip().splitlines()
         heads = [i for i, line in enumerate(lines) if line.endswith(" points)")]
         start = heads[0] + 1 if heads else 0
-        messages[cell.metadata["nbgrader"]["grade_id"]] = " ".join(lines[start:start + 1])
+        messages[cell.metadata["nbgrader"]["grade_id"]] = " ".join(
+            line.strip() for line in lines[start:] if line.strip())
     return messages
+
+
+def _handed_in(course: Course, student: str) -> set[str]:
+    folder = course.submitted_dir(student)
+    return {p.stem for p in folder.glob("*.ipynb")} if folder.is_dir() else set()
 
 
 def record_zero(course: Course, student: str) -> None:
@@ -311,16 +356,28 @@ def record_zero(course: Course, student: str) -> None:
 
 
 def read_results(course: Course, students: list[str],
-                 notes: dict[str, list[str]] | None = None) -> list[StudentResult]:
-    """The autograded scores of ``students`` from the course's gradebook."""
+                 notes: dict[str, list[str]] | None = None,
+                 submitted: dict[str, set[str]] | None = None) -> list[StudentResult]:
+    """The autograded scores of ``students`` from the course's gradebook, with each test's reason.
+
+    ``submitted`` names, per student, the notebooks they handed in (default: the notebooks in
+    their ``submitted/`` folder); the tests of any other notebook are marked not submitted, and
+    the student's notes say so.
+    """
     from nbgrader.api import Gradebook, MissingEntry
 
     tests = _source_tests(course)
     results = []
     with Gradebook(course.db_url) as gb:
         for student in students:
+            handed_in = (set(submitted.get(student, ())) if submitted is not None
+                         else _handed_in(course, student))
             scores = []
+            student_notes = list((notes or {}).get(student, []))
             for notebook, ids in tests.items():
+                if notebook not in handed_in:
+                    student_notes.append(f"{notebook}.ipynb was not submitted: its tests "
+                                         "score 0")
                 messages = _messages(course, student, notebook)
                 try:
                     sub = gb.find_submission_notebook(notebook, course.assignment, student)
@@ -332,8 +389,9 @@ def read_results(course: Course, students: list[str],
                     scores.append(TestScore(
                         notebook, test, None if grade is None else grade.score,
                         0.0 if grade is None else float(grade.max_score),
-                        messages.get(test, "")))
-            results.append(StudentResult(student, scores, list((notes or {}).get(student, []))))
+                        messages.get(test, "") if notebook in handed_in else "",
+                        submitted=notebook in handed_in))
+            results.append(StudentResult(student, scores, student_notes))
     return results
 
 
@@ -351,15 +409,26 @@ def write_csv(path: Path, results: list[StudentResult]) -> None:
                 f"{result.score:g}", f"{result.max_score:g}", " | ".join(result.notes)])
 
 
-def format_student(result: StudentResult) -> str:
-    """A student's scores as a small text table, with the notes under it."""
-    width = max([len(t.test) for t in result.tests] + [4])
+def format_student(result: StudentResult, width: int | None = None) -> str:
+    """A student's scores as a text table: each test, its points, its status, and under a test
+    that was not passed the whole reason, wrapped to ``width`` (default: the terminal's); then
+    the notes."""
+    import shutil
+    import textwrap
+
+    width = width or max(60, min(120, shutil.get_terminal_size((100, 24)).columns))
+    name_w = max([len(t.test) for t in result.tests] + [4])
     lines = [f"{result.student}: {result.score:g}/{result.max_score:g} autograded points"]
     for t in result.tests:
         score = "-" if t.score is None else f"{t.score:g}"
-        status = ("passed" if t.score is not None and t.score >= t.max_score > 0
+        status = ("not submitted" if not t.submitted
+                  else "passed" if t.score is not None and t.score >= t.max_score > 0
                   else "partly" if t.score else "not passed")
-        lines.append(f"  {t.test:<{width}}  {score:>4}/{t.max_score:<3g} {status:<10} "
-                     f"{t.message[:90]}".rstrip())
-    lines.extend(f"  note: {note}" for note in result.notes)
+        lines.append(f"  {t.test:<{name_w}}  {score:>4}/{t.max_score:<3g} {status}")
+        if status != "passed" and t.message:
+            lines.extend(textwrap.wrap(t.message, width, initial_indent=" " * 6,
+                                       subsequent_indent=" " * 6, break_on_hyphens=False))
+    for note in result.notes:
+        lines.extend(textwrap.wrap(note, width, initial_indent="  note: ",
+                                   subsequent_indent=" " * 8, break_on_hyphens=False))
     return "\n".join(lines)

@@ -51,9 +51,10 @@ _OURS = "graders.nbgrader_preprocessors."
 _CONFIG = '''\
 """nbgrader configuration for Checkpoint Lab, Lesson 2 (written by `checkpoint-lab course`).
 
-The autograded verdicts are computed outside the student's kernel: StartVerdicts starts grading
-the code taken from the answer cells in fresh processes, WriteVerdicts writes each verdict into
-its test cell's outputs, and nbgrader's own SaveAutoGrades scores those. Preprocessors are named
+No student code runs in a kernel here: StartVerdicts takes the code of the answer cells and
+grades it in the sandbox (one run per scenario, watched from outside), RunNothing takes
+Execute's place, WriteVerdicts writes each verdict into its test cell's outputs, and nbgrader's
+own SaveAutoGrades scores those. Preprocessors are named
 as strings so that a missing `graders` package fails loudly instead of silently falling back to
 nbgrader's defaults.
 """
@@ -75,12 +76,12 @@ c.Autograde.autograde_preprocessors = {autograde}
 # A deleted test cell is put back (RestoreTestCells, an OverwriteCells that does not trip over
 # nbgrader 0.9.6's KeyError) and graded on the student's code.
 c.OverwriteCells.add_missing_cells = True
-# One cell may run {timeout} s in the student's kernel; then it is interrupted.
+# No notebook cell runs at autograde (RunNothing): the student's code runs only in the sandbox.
+# Cells that only show in-kernel results (the self-check table) say so.
+c.RunNothing.not_run_at_grading = {not_run}
+# Were Execute ever put back: one cell may run {timeout} s, then it is interrupted.
 c.Execute.timeout = {timeout}
 c.Execute.interrupt_on_timeout = True
-c.Execute.iopub_timeout = 4
-# Cells that only show in-kernel results (the self-check table) are not run at grading time.
-c.GuardedExecute.not_run_at_grading = {not_run}
 '''
 
 
@@ -96,7 +97,7 @@ def config_text(cell_timeout: int = CELL_TIMEOUT, not_run_at_grading: Iterable[s
                 _NB + "ClearMarkScheme", _NB + "ComputeChecksums", _NB + "CheckCellMetadata"]
     sanitize = [_NB + "ClearOutput", _NB + "DeduplicateIds", _NB + "OverwriteKernelspec",
                 _OURS + "RestoreTestCells", _NB + "CheckCellMetadata"]
-    autograde = [_OURS + "StartVerdicts", _OURS + "GuardedExecute", _NB + "IgnorePattern",
+    autograde = [_OURS + "StartVerdicts", _OURS + "RunNothing", _NB + "IgnorePattern",
                  "nbconvert.preprocessors.ClearMetadataPreprocessor", _NB + "LimitOutput",
                  _OURS + "WriteVerdicts", _NB + "SaveAutoGrades", _NB + "AssignLatePenalties",
                  _NB + "CheckCellMetadata"]

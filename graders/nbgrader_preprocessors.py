@@ -3,9 +3,11 @@
 - :class:`ReleaseStarter` (``generate_assignment``, in place of ClearSolutions): releases each
   answer cell's own starter code (``checkpoint_lab.starter``), never
   ``raise NotImplementedError()``, and strips the mark scheme from written answers.
-- :class:`GuardedExecute` (``autograde``, in place of Execute): runs the notebook in its kernel as
-  nbgrader does, except the autograded test cells (their outputs are replaced anyway), and
-  survives a kernel that dies (``os._exit``) or never finishes a cell (an infinite loop).
+- :class:`RunNothing` (``autograde``, in place of Execute): runs no cell at all. The student's
+  code runs only in the sandbox (:mod:`graders.sandbox`), never in a kernel of the grading
+  user's, so nothing it does at grading time can reach the course, the gradebook or other
+  students. :class:`GuardedExecute` (nbgrader's Execute, made safe from a broken kernel) stays
+  for course directories built before.
 - :class:`StartVerdicts` (before Execute) and :class:`WriteVerdicts` (after Execute and
   LimitOutput, before SaveAutoGrades): take the student's code out of the notebook
   (:func:`graders.checks.submission_from_notebook`), grade it in fresh processes outside the
@@ -35,7 +37,7 @@ from graders.nbgrader_grading import (
     verdict_outputs,
 )
 
-__all__ = ["ReleaseStarter", "RestoreTestCells", "GuardedExecute", "StartVerdicts",
+__all__ = ["ReleaseStarter", "RestoreTestCells", "RunNothing", "GuardedExecute", "StartVerdicts",
            "WriteVerdicts"]
 
 _VERDICTS = "checkpoint_lab_verdicts"
@@ -116,6 +118,44 @@ SELF_CHECK_NOTE = (
 
 def _error_output(ename: str, text: str) -> NotebookNode:
     return NotebookNode(output_type="error", ename=ename, evalue=text, traceback=[text])
+
+
+NOT_RUN_NOTE = (
+    "Not run when your work is graded: grading never runs your notebook. It takes the code of "
+    "your answer cells and runs it in a sandbox, killing it at every moment that matters; the "
+    "check cells below show what it found.\n")
+
+
+class RunNothing(NbGraderPreprocessor):
+    """Execute's place in autograde, running nothing: no kernel, no student code.
+
+    The first code cell of the notebook gets a note saying why the cells have no outputs, and the
+    cells named in ``not_run_at_grading`` (the self-check) say what they would have shown.
+    """
+
+    not_run_at_grading = List(
+        Unicode(),
+        help="grade_ids of cells that only show in-kernel results (the self-check table)",
+    ).tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict):
+        tests = {id(cell) for cell in autograded_test_cells(nb)}
+        noted = False
+        for cell in nb.cells:
+            if cell.cell_type != "code" or id(cell) in tests:
+                continue
+            cell.execution_count = None
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if grade_id in self.not_run_at_grading:
+                cell.outputs = [NotebookNode(output_type="stream", name="stdout",
+                                             text=SELF_CHECK_NOTE)]
+            elif not noted:
+                cell.outputs = [NotebookNode(output_type="stream", name="stdout",
+                                             text=NOT_RUN_NOTE)]
+                noted = True
+            else:
+                cell.outputs = []
+        return nb, resources
 
 
 class GuardedExecute(Execute):

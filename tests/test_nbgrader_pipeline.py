@@ -95,7 +95,9 @@ def _gradebook_scores(course, student: str) -> dict[str, float]:
 
 
 def _feedback(course, student: str, notebook: str = LEVEL2) -> str:
-    return (course.root / "feedback" / student / "lesson2" / f"{notebook}.html").read_text()
+    """The feedback HTML, its whitespace runs made single spaces (verdicts are wrapped)."""
+    html = (course.root / "feedback" / student / "lesson2" / f"{notebook}.html").read_text()
+    return " ".join(html.split())
 
 
 def _test_cell_outputs(course, student: str, notebook: str = LEVEL2) -> dict[str, list]:
@@ -153,11 +155,14 @@ def test_a_cheat_gains_nothing_over_its_real_code(course, graded, cheat):
 
 
 def test_a_warning_on_stderr_zeroes_nothing(course, graded):
-    nb = nbformat.read(course.autograded_dir("stderr_warning") / f"{LEVEL2}.ipynb", as_version=4)
-    streams = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
-               if o.get("name") == "stderr"]
-    assert streams, "the submission should have written to stderr in its kernel"
     assert _gradebook_scores(course, "stderr_warning")["l2_atomic_save"] == 3
+
+
+def test_no_student_code_runs_in_a_kernel_at_autograde(course, graded):
+    nb = nbformat.read(course.autograded_dir("stderr_warning") / f"{LEVEL2}.ipynb", as_version=4)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("name") == "stderr"], "a kernel ran the notebook"
+    assert any("grading never runs your notebook" in o.get("text", "") for o in outputs)
 
 
 def test_messages_say_why(course, graded):
@@ -173,13 +178,11 @@ def test_messages_say_why(course, graded):
         assert text in outputs, f"{student}: {outputs[:500]}"
 
 
-def test_a_broken_kernel_stops_the_notebook_not_the_grading(course, graded):
-    nb = nbformat.read(course.autograded_dir("os_exit") / f"{LEVEL2}.ipynb", as_version=4)
-    names = [o.get("ename") for c in nb.cells if c.cell_type == "code" for o in c.outputs]
-    assert "KernelDied" in names and "NotRun" in names
-    nb = nbformat.read(course.autograded_dir("hang") / f"{LEVEL2}.ipynb", as_version=4)
-    names = [o.get("ename") for c in nb.cells if c.cell_type == "code" for o in c.outputs]
-    assert "CellTimeoutError" in names
+def test_a_hang_or_an_exit_in_a_cell_costs_only_that_student(course, graded):
+    _, rows = graded
+    for student in ("hang", "os_exit"):
+        assert set(_gradebook_scores(course, student).values()) <= {0, None}
+    assert rows["reference"]["autograded_score"] == "15"
 
 
 def test_a_file_that_is_not_json_is_reported_and_recorded(course, graded):
