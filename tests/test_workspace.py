@@ -101,7 +101,8 @@ def test_reset_restores_the_release_and_backs_up_the_students_version(ws, course
     result = ws.reset("02_two_latent_failures")
 
     assert result.path == mine
-    assert mine.read_bytes() == delivered_bytes(course / "exercises" / "02_two_latent_failures.ipynb")
+    released = course / "exercises" / "02_two_latent_failures.ipynb"
+    assert mine.read_bytes() == delivered_bytes(released)
     assert result.backup is not None and result.backup.parent == ws.path / "backups"
     assert result.backup.read_text() == "half-finished answers"
     # A second reset finds nothing changed and keeps no empty backup.
@@ -238,3 +239,26 @@ def test_the_pre_save_hook_leaves_other_files_alone():
     model = {"type": "file", "content": "print('hi')"}
     before_save(model=model, path="x.py")
     assert model == {"type": "file", "content": "print('hi')"}
+
+
+@pytest.mark.parametrize("name", ["01_incomplete_checkpoint", "02_two_latent_failures"])
+def test_running_an_exercise_leaves_no_checkpoint_json_beside_it(repo_root, tmp_path, name):
+    # try_it() used to write checkpoint.json into the exercise folder, which was then handed in
+    # and copied into every student's feedback folder.
+    import shutil
+
+    from nbclient import NotebookClient
+
+    folder = tmp_path / "exercises" / "lesson2"
+    folder.mkdir(parents=True)
+    path = folder / f"{name}.ipynb"
+    shutil.copyfile(repo_root / "exercises" / f"{name}.ipynb", path)
+    notebook = nbformat.read(str(path), as_version=4)
+    NotebookClient(notebook, timeout=120, allow_errors=True, kernel_name="python3",
+                   resources={"metadata": {"path": str(folder)}}).execute()
+    ran = [c for c in notebook.cells if c.cell_type == "code" and "try_it(" in c.source
+           and "def try_it" not in c.source]
+    assert ran and all(c.execution_count for c in ran)
+    shown = "".join(o.get("text", "") for c in ran for o in c.outputs)
+    assert "checkpoint.json" in shown  # try_it did save and show a checkpoint
+    assert sorted(p.name for p in folder.iterdir()) == [path.name]

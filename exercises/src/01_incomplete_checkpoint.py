@@ -28,20 +28,17 @@
 # Work from top to bottom and run every cell (Shift+Enter). The cells with a check in them show
 # how your answer does right now; you can run them as often as you like. Your grade is worked
 # out again, from your answer cells, when your work is graded.
+#
+# **Stuck?** Run `hint()` in a new cell. Each call shows one more hint for the first check that
+# does not pass yet: a nudge first, then the idea, then code. How many you opened is noted in
+# the notebook for your instructor; it does not change your grade.
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l1_six_fields", "locked": true, "schema_version": 3, "solution": false}
-# ## The six fields, a reminder
+# ## From memory
 #
-# The lesson's protocol puts six fields in `checkpoint.json`:
-#
-# | field | what it holds |
-# |---|---|
-# | `version` | the protocol version the file was written in (here `1`) |
-# | `task` | the user's original task, in words |
-# | `turns` | how many loop turns have run so far |
-# | `tokensUsed` | the tokens spent so far, added up over every model call |
-# | `messages` | the whole conversation the model has seen |
-# | `pendingToolUse` | `None`, or `{"id", "name", "input"}` of a tool the model named whose result is not recorded yet |
+# Part 1 of the lesson named the six fields a checkpoint holds, and what resume runs into
+# without each. This exercise asks you to recall them: try it before you look back at the
+# lesson.
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l1_received_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## The save you received
@@ -52,10 +49,9 @@
 # %% nbgrader={"grade": false, "grade_id": "l1_save_checkpoint", "locked": false, "schema_version": 3, "solution": true} checkpoint_lab={"solution_from": "solutions/level1_reference.py:save_checkpoint", "starter_from": "tests/fixtures/submissions/level1_starter.py:save_checkpoint"}
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l1_loop_intro", "locked": true, "schema_version": 3, "solution": false}
-# The loop below is the lesson's: it saves twice per turn, at save point A (the model has named a
-# tool, which has not run yet) and at save point B (the tool's result is recorded in
-# `messages`). It calls whatever `save_checkpoint` you defined above. Nothing to change here: run
-# it.
+# The loop below saves twice per turn: at save point A (a tool has been asked for and has not
+# started) and at save point B (its result has been appended to `messages`). It calls whatever
+# `save_checkpoint` you defined above. Nothing to change here: run it.
 
 # %% nbgrader={"grade": false, "grade_id": "l1_loop", "locked": true, "schema_version": 3, "solution": false} checkpoint_lab={"code_from": "solutions/level2_reference.py:run_agent"}
 
@@ -72,9 +68,15 @@
 
 # %% nbgrader={"grade": false, "grade_id": "l1_try_it_helper", "locked": true, "schema_version": 3, "solution": false}
 import json
+import os
+import tempfile
 from pathlib import Path
 
 import fake_llm
+
+# try_it works in a scratch folder, so checkpoint.json never lands beside this notebook (nor in
+# what you hand in); "checkpoint.json" in this notebook means the one in that folder.
+SCRATCH = Path(tempfile.mkdtemp(prefix="checkpoint-lab-try-it-"))
 
 
 class StopHere(Exception):
@@ -83,6 +85,7 @@ class StopHere(Exception):
 
 def try_it(stop_while_tool_runs=None):
     """Run the loop on support-tickets with your save_checkpoint; show checkpoint.json."""
+    os.chdir(SCRATCH)
     Path("checkpoint.json").unlink(missing_ok=True)
     scenario = fake_llm.load_scenario("support-tickets")
     execute_tool = scenario.executor()
@@ -116,6 +119,9 @@ def try_it(stop_while_tool_runs=None):
 
 
 # %% nbgrader={"grade": false, "grade_id": "l1_try_it", "locked": true, "schema_version": 3, "solution": false}
+from graders.hints import Hints
+
+hint = Hints("01_incomplete_checkpoint", globals())
 try_it()
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l1_part1", "locked": true, "schema_version": 3, "solution": false}
@@ -144,22 +150,23 @@ run_check("l1_missing_fields", globals())
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "l1_where_resume_falls_over", "locked": false, "points": 5, "schema_version": 3, "solution": true}
 # ### BEGIN SOLUTION
-# **Mark scheme** (five points, one per missing field: the field is named and the answer says
-# where resume falls over without it; the model answer is `solutions/level1_written_answers.md`).
+# **Mark scheme** (five points, one per missing field: the answer says where resume falls over
+# without it; naming the five fields is graded automatically by `l1_missing_fields`, do not mark
+# it here; the model answer is `solutions/level1_written_answers.md`).
 #
-# - [ ] Lists all five missing fields: `version`, `task`, `turns`, `tokensUsed`, `pendingToolUse`.
 # - [ ] `version`: resume cannot tell which protocol version wrote the file, so once the format
 #   changes it has no basis for refusing a checkpoint it does not understand.
-# - [ ] `task`: the harness does not know which original task this scene belongs to and cannot
-#   tell the user which task it is resuming.
+# - [ ] `task`: the restarted harness cannot tell which task the saved conversation is for, nor
+#   report to anyone what it is resuming.
 # - [ ] `turns`: the count restarts at zero after resume and no longer matches the turns really
-#   run, so a max-turn stopping condition can fire at the wrong time: early, or not at all.
-# - [ ] `tokensUsed`: the compaction threshold has no true running total; resume either thinks it
-#   is below the threshold, or must re-estimate usage, and the past responses' usage figures are
-#   usually gone.
+#   run, so a max-turn cap fires late (counting from zero, it allows a full cap more turns) or
+#   never, on a task that keeps crashing.
+# - [ ] `tokensUsed`: the running spend restarts at zero and cannot be rebuilt (the past
+#   responses' usage figures are gone), so a budget or a threshold judged on it (the protocol's
+#   compaction threshold) fires late or never.
 # - [ ] `pendingToolUse`: if the crash came after the model named a tool and before its result
-#   was recorded, resume cannot see that a call was left dangling and cannot reconcile it
-#   (Lesson 3).
+#   was recorded, resume cannot see that a call was left dangling and cannot reconcile it (the
+#   course's next lesson, *Resuming from a checkpoint*).
 # ### END SOLUTION
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l1_part3", "locked": true, "schema_version": 3, "solution": false}
@@ -186,7 +193,8 @@ run_check("l1_saves_all_six", globals())
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l1_part4", "locked": true, "schema_version": 3, "solution": false}
 # ## Part 4: watch resume fall over
 #
-# `graders.resume.resume` is a small resume routine (Lesson 3 builds the real one). Give it a
+# `graders.resume.resume` is a small resume routine (the course's next lesson, *Resuming from a
+# checkpoint*, builds the real one). Give it a
 # checkpoint (a path, JSON text or a dict) and it tries to carry on from it against the fake
 # model, then reports what it did and where it fell over.
 #
@@ -220,7 +228,9 @@ for label, checkpoint in cases.items():
 # ## Self-check
 #
 # All of this notebook's automatic checks at once, in a table. The same table is printed in a
-# terminal by `checkpoint-lab check 01_incomplete_checkpoint.ipynb`.
+# terminal, from the course's folder (where `course.py` is), by
+# `checkpoint-lab check workspace/exercises/lesson2/01_incomplete_checkpoint.ipynb` (your own
+# copy, in your workspace; save the notebook first).
 
 # %% nbgrader={"grade": false, "grade_id": "l1_self_check", "locked": true, "schema_version": 3, "solution": false}
 from graders.selfcheck import self_check
@@ -230,10 +240,9 @@ self_check(globals(), "01_incomplete_checkpoint")
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l1_next", "locked": true, "schema_version": 3, "solution": false}
 # ## What's next
 #
-# Your save now writes the right fields, but it writes them straight over `checkpoint.json`. If
-# the process is killed halfway through that write, the only copy of the scene is half a JSON
-# document. Level 2 (`02_two_latent_failures.ipynb`) is about that, and about when in the loop
-# to save.
+# Your save now keeps all six fields. Having the right fields is not the whole story, though:
+# Level 2 (`02_two_latent_failures.ipynb`) hands you a whole loop whose checkpoint has all six
+# and still lets a restarted loop down, if the process is killed at the wrong moment.
 #
 # When you have tried everything yourself, `solutions/level1_written_answers.md` holds a model
 # answer for part 2, and `solutions/level1_reference.py` a completed save.

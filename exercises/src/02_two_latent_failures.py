@@ -13,23 +13,29 @@
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l2_intro", "locked": true, "schema_version": 3, "solution": false}
 # # Level 2: two latent failures
 #
-# A colleague's agent loop runs a task that calls tools twice in a row. On an ordinary day it
-# works. Kill the process part-way through, though, and the checkpoint it leaves either cannot
-# be read at all or does not match what really happened. Two spots in the code give way under a
-# crash; your job is to find them and fix them.
+# A colleague wrote the agent loop below. It runs a task with two tool calls in a row, and on an
+# ordinary day it finishes and leaves a good checkpoint. Kill the process at the wrong moment,
+# though, and what it leaves on disk either cannot be read at all or does not match what really
+# happened. There are two such weak spots. Finding them is the exercise.
+#
+# **What is wanted:** a loop whose `checkpoint.json`, wherever the process is killed, is a
+# complete save that tells a restarted loop the truth about which tool calls were started.
 #
 # **By the end you can:**
 #
-# 1. name the two failures and say what each one leads to (read by your instructor);
-# 2. make every save an atomic save, so that a crash can never tear `checkpoint.json`
-#    (checked automatically);
-# 3. add save point A, so that a crash while a tool runs still leaves a trace of that call on
-#    disk (checked automatically);
-# 4. crash your own code on purpose and read what it left behind.
+# 1. say where the loop gives way under a crash, and what each failure leads to (part 1, read
+#    by your instructor);
+# 2. fix the code so that the checks below, which kill it at every crash point, pass (part 2,
+#    checked automatically);
+# 3. crash your own code on purpose and read what it left behind.
 #
 # Work from top to bottom and run every cell (Shift+Enter). The check cells show how your code
 # does right now, as often as you like. When your work is graded, the same checks run again on
 # your answer cells in fresh processes, plus hidden checks on a longer task.
+#
+# **Stuck?** Run `hint()` in a new cell. Each call shows one more hint for the first check that
+# does not pass yet: a nudge first, then the idea, then code. How many you opened is noted in
+# the notebook for your instructor; it does not change your grade.
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l2_code_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## The code you received
@@ -55,9 +61,15 @@
 
 # %% nbgrader={"grade": false, "grade_id": "l2_try_it_helper", "locked": true, "schema_version": 3, "solution": false}
 import json
+import os
+import tempfile
 from pathlib import Path
 
 import fake_llm
+
+# try_it works in a scratch folder, so checkpoint.json never lands beside this notebook (nor in
+# what you hand in); "checkpoint.json" in this notebook means the one in that folder.
+SCRATCH = Path(tempfile.mkdtemp(prefix="checkpoint-lab-try-it-"))
 
 
 class StopHere(Exception):
@@ -67,6 +79,7 @@ class StopHere(Exception):
 def try_it(stop_while_tool_runs=None):
     """Run your loop on support-tickets; show each save and what checkpoint.json holds."""
     global save_checkpoint
+    os.chdir(SCRATCH)
     Path("checkpoint.json").unlink(missing_ok=True)
     scenario = fake_llm.load_scenario("support-tickets")
     execute_tool = scenario.executor()
@@ -110,6 +123,9 @@ def try_it(stop_while_tool_runs=None):
 
 
 # %% nbgrader={"grade": false, "grade_id": "l2_try_it", "locked": true, "schema_version": 3, "solution": false}
+from graders.hints import Hints
+
+hint = Hints("02_two_latent_failures", globals())
 try_it()
 
 # %% nbgrader={"grade": false, "grade_id": "l2_try_it_stopped", "locked": true, "schema_version": 3, "solution": false}
@@ -122,9 +138,9 @@ try_it(stop_while_tool_runs=2)
 # while model call *k* is in flight (`killed_during_model_call_k`), while tool *k* runs
 # (`killed_during_tool_k`), halfway through the bytes of save *n* (`torn_write_save_n`), or just
 # before save *n* renames a file (`killed_before_rename_save_n`). The first cell lists every
-# crash point of your code on `support-tickets`; the second kills it at one of them (change
-# `POINT` to try another) and hands whatever `checkpoint.json` it left to the small resume
-# routine, `graders.resume.resume`.
+# crash point of your code on `support-tickets`; the second kills it at one of them and hands
+# whatever `checkpoint.json` it left to the small resume routine, `graders.resume.resume`. The
+# second cell is yours to edit: set `POINT` to any id from the list and run it again.
 #
 # (The harness forks this kernel's process, which needs Linux or macOS.)
 
@@ -137,8 +153,8 @@ from graders.resume import resume
 for point in crash_points(Submission.from_functions(run_agent, save_checkpoint), "support-tickets"):
     print(f"{point.id:32} {point.label}")
 
-# %% nbgrader={"grade": false, "grade_id": "l2_crash_one", "locked": true, "schema_version": 3, "solution": false}
-POINT = "torn_write_save_2"
+# %% nbgrader={"grade": false, "grade_id": "l2_crash_one", "locked": false, "schema_version": 3, "solution": false}
+POINT = "torn_write_save_2"  # any crash point from the list above
 
 seen = run_point(Submission.from_functions(run_agent, save_checkpoint), "support-tickets", POINT)
 print(f"At {POINT} the run ended: {seen.detail}.")
@@ -153,22 +169,25 @@ else:
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l2_part1", "locked": true, "schema_version": 3, "solution": false}
 # ## Part 1: name the two failures
 #
-# Find the two spots in the code that give way under a crash. For each one, say what in the code
-# is wrong, and what it leads to when the process is killed at the wrong moment: what is on disk
-# afterwards, and what resume then runs into. Write your answer in the cell below (double-click
-# it to edit).
+# Find the two places in the code that give way under a crash. For each one, say what in the
+# code is wrong, and what it leads to when the process is killed at the wrong moment: what is on
+# disk afterwards, and what resume then runs into. Write your answer in the cell below
+# (double-click it to edit). The crash cells above are the tools for finding them; the lesson's
+# parts 2 and 3 are the ideas.
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "l2_name_the_failures", "locked": false, "points": 4, "schema_version": 3, "solution": true}
 # ### BEGIN SOLUTION
 # **Mark scheme** (two points per failure: one for naming it, one for what it leads to; the
 # model answer is `solutions/level2_written_answers.md`).
 #
-# - [ ] First failure: `save_checkpoint` overwrites the same file in place (an in-place write,
-#   `open("checkpoint.json", "w")` then `json.dump`), so an interrupted write leaves half a JSON
-#   document that cannot be parsed, and there is no older version to fall back on.
-# - [ ] Second failure: the loop saves only after the tool result is recorded (save point B),
-#   with no save between the model naming a tool and the tool finishing (save point A), so a
-#   crash in that window leaves no trace of the tool call on disk.
+# - [ ] First failure: `save_checkpoint` writes `checkpoint.json` itself (an in-place write:
+#   `open("checkpoint.json", "w")` then `json.dump`). Opening it for writing empties the file, so
+#   a kill during the save leaves a prefix of the JSON that does not parse, and the previous save
+#   is gone: nothing to fall back on.
+# - [ ] Second failure: the loop saves once per turn, after the tool result is recorded (save
+#   point B) and never between the model asking for a tool and that tool's result (no save point
+#   A). A kill while the tool runs leaves the previous turn's save, which says nothing about the
+#   call: resume cannot know it was made, asks the model again, and the tool runs twice.
 #
 # The other done criteria (fix one: temp file then atomic rename; fix two: `pendingToolUse` and a
 # save at point A, reset at point B; the fixed code runs) are graded automatically by
@@ -178,46 +197,48 @@ else:
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l2_part2", "locked": true, "schema_version": 3, "solution": false}
 # ## Part 2: fix them
 #
-# Fix both failures in the two answer cells above, then run them again, run `try_it()` and the
-# crash cells, and the checks below. The fixed code has to run: the checks run it end to end
-# against the fake model, as well as crashed.
+# Change the two answer cells above so that, wherever the process is killed, `checkpoint.json` is
+# a complete save that tells resume the truth about which tool calls were started. Run them
+# again, then `try_it()`, the crash cells and the checks below. The fixed code has to run: the
+# checks run it end to end against the fake model, as well as crashed.
 #
-# - **Fix one, the save.** Make every save an *atomic save*: write the complete checkpoint to a
-#   temp file in the same folder as `checkpoint.json`, then rename it over `checkpoint.json` with
-#   `os.replace`. Renaming within one filesystem swaps the file in one step: at any moment
-#   `checkpoint.json` is either the old complete save or the new one.
-# - **Fix two, the loop.** Add *save point A*: after reading the model's `tool_use` block and
-#   before calling `execute_tool`, set `state["pendingToolUse"]` to the call's
-#   `{"id", "name", "input"}` and save. At save point B, set it back to `None` before saving.
+# How it is checked, one check per failure, each with its own points:
 #
-# Each fix earns its own points: the atomic save is checked by tearing saves and killing the
-# process just before renames, save point A by killing it while tools run and while the model is
-# called.
+# - the first check cuts every save of your code short, part-way through its bytes (and, if your
+#   save renames a file, kills it just before each rename), then reads `checkpoint.json`: it must
+#   be a complete save every time;
+# - the second kills your code while each tool runs and while each model call is in flight, then
+#   compares `checkpoint.json` with the tools that really ran: a call that was started must be
+#   on disk.
+#
+# A failing check says what it found on disk and what resume ran into; `hint()` says more, one
+# step at a time.
 
 # %% nbgrader={"grade": true, "grade_id": "l2_atomic_save", "locked": true, "points": 3, "schema_version": 3, "solution": false}
-# Check: an atomic save. It tears every save of your code part-way and kills it just before
-# every rename, on support-tickets, and reads checkpoint.json after each crash.
+# Check: saves that survive being cut short. It tears every save of your code part-way (and
+# kills it just before any rename), on support-tickets, and reads checkpoint.json each time.
 from graders.checks import run_check
 
 run_check("l2_atomic_save", globals())
 
 # %% nbgrader={"grade": true, "grade_id": "l2_save_point_a", "locked": true, "points": 3, "schema_version": 3, "solution": false}
-# Check: save point A. It kills your code while each tool runs and while each model call is in
-# flight, on support-tickets, and compares checkpoint.json with the tools that really ran.
+# Check: every tool call that was started is on disk. It kills your code while each tool runs
+# and while each model call is in flight, on support-tickets, and compares checkpoint.json with
+# the tools that really ran.
 from graders.checks import run_check
 
 run_check("l2_save_point_a", globals())
 
 # %% nbgrader={"grade": true, "grade_id": "l2_atomic_save_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false}
-# Hidden check: runs the whole crash matrix for the save on a longer scenario when your work is
+# Hidden check: the first check's crashes, and more, on a longer scenario when your work is
 # graded.
 from graders.checks import run_check
 
 run_check("l2_atomic_save_hidden", globals())
 
 # %% nbgrader={"grade": true, "grade_id": "l2_save_point_a_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false}
-# Hidden check: runs the whole crash matrix for the save points on a longer scenario when your
-# work is graded.
+# Hidden check: the second check's crashes, and more, on a longer scenario when your work is
+# graded.
 from graders.checks import run_check
 
 run_check("l2_save_point_a_hidden", globals())
@@ -226,8 +247,9 @@ run_check("l2_save_point_a_hidden", globals())
 # ## Self-check
 #
 # All of this notebook's visible checks at once, in a table, with every crash point that failed.
-# The same table is printed in a terminal by
-# `checkpoint-lab check 02_two_latent_failures.ipynb`.
+# The same table is printed in a terminal, from the course's folder (where `course.py` is), by
+# `checkpoint-lab check workspace/exercises/lesson2/02_two_latent_failures.ipynb` (your own copy,
+# in your workspace; save the notebook first).
 
 # %% nbgrader={"grade": false, "grade_id": "l2_self_check", "locked": true, "schema_version": 3, "solution": false}
 from graders.selfcheck import self_check
@@ -238,21 +260,13 @@ self_check(globals(), "02_two_latent_failures")
 # ## Beyond the checks (advice, not graded)
 #
 # - **`tokensUsed` never moves.** Your colleague's loop sets `tokensUsed` to 0 and never adds to
-#   it, so every checkpoint says no tokens were spent and the compaction threshold is judged
-#   against nothing. Add each response's `response["usage"]["output_tokens"]`, the first model
-#   call's included (the lesson's own loop forgets that one).
-# - **A killed process is not a power cut.** After `os.replace` the new file survives the process
-#   being killed, because the operating system still holds its bytes. To survive losing power
-#   too, call `f.flush()` and `os.fsync(f.fileno())` before the rename, and fsync the folder after
-#   it. The checks here kill processes; they cannot cut the power, so they cannot tell whether
-#   you did.
-# - **A fixed temp name can collide.** Two writers using `checkpoint.json.tmp` overwrite each
-#   other's temp file; `tempfile.mkstemp(dir=...)` gives each save a unique name. Keep the temp
-#   file in the checkpoint's own folder: a rename across filesystems is not atomic, and fails.
-# - **`os.replace`, not `os.rename`.** On Windows `os.rename` fails when `checkpoint.json` already
-#   exists.
-# - **Several tool calls in one turn.** The Messages API allows several `tool_use` blocks in one
-#   response, each needing its `tool_result`; `pendingToolUse` then becomes a list.
+#   it, so every checkpoint says no tokens were spent. That is a third flaw, but not one a crash
+#   exposes, and the checks do not grade it: add each response's
+#   `response["usage"]["output_tokens"]`, the first model call's included, if you like.
 #
-# When you have tried everything yourself: `solutions/level2_written_answers.md` holds a model
+# ## Once your checks pass
+#
+# Open the walkthrough, `solutions/level2_walkthrough.md`: it sets your colleague's code beside a
+# fixed version, line by line, and goes past what the checks can see (power cuts and fsync,
+# unique temp names, `os.replace` on Windows). `solutions/level2_written_answers.md` holds a model
 # answer for part 1, and `solutions/level2_reference.py` the fixed code.
