@@ -16,15 +16,17 @@ Linux only. Where bubblewrap or strace is missing, :func:`sandbox_problem` says 
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["Tools", "find_tools", "sandbox_problem", "observer_problem", "command", "LIMITS",
-           "WORK", "TMP", "GRADER"]
+           "WORK", "TMP", "GRADER", "sandbox_uid"]
 
 #: Where things are inside the sandbox.
 WORK = "/work"
@@ -95,6 +97,23 @@ _TRACED = ",".join((
 ))
 
 
+@functools.lru_cache(maxsize=1)
+def _python() -> str:
+    """The Python that runs submissions: the system's, when it is recent enough (nothing of the
+    grading user's home then needs to be in the sandbox), else this one's base interpreter."""
+    system = "/usr/bin/python3"
+    if os.path.exists(system):
+        try:
+            out = subprocess.run([system, "-c", "import sys; print(sys.version_info >= (3, 9))"],
+                                 capture_output=True, text=True, timeout=10).stdout
+            if out.strip() == "True":
+                return system
+        except (OSError, subprocess.SubprocessError):
+            pass
+    candidate = os.path.join(sys.base_prefix, "bin", "python3")
+    return candidate if os.path.exists(candidate) else sys.executable
+
+
 def sandbox_uid() -> int:
     """An unprivileged uid for one run (its own, so runs side by side cannot signal each other)."""
     return 61000 + secrets.randbelow(3000)
@@ -107,9 +126,7 @@ def command(tools: Tools, *, run_dir: Path, trace: Path, fd: int, info_fd: int |
     With ``sandbox=False`` (trusted submissions only) the bootstrap runs under strace as this
     user, in ``run_dir/work``.
     """
-    python = os.path.join(sys.base_prefix, "bin", "python3")
-    if not os.path.exists(python):
-        python = sys.executable
+    python = _python()
     strace = [tools.strace, "-f", "-qq", "-yy", "-xx", "-s", str(64 << 20), "-o", str(trace),
               "-e", f"trace={_TRACED}", "-e", "inject=io_uring_setup:error=ENOSYS"]
     if not sandbox:
@@ -124,12 +141,9 @@ def command(tools: Tools, *, run_dir: Path, trace: Path, fd: int, info_fd: int |
             box += ["--symlink", os.readlink(path), str(path)]
         elif path.is_dir():
             box += ["--ro-bind", str(path), str(path)]
-    prefix = os.path.realpath(sys.base_prefix)
-    if not prefix.startswith("/usr/") and prefix != "/usr":
+    if not python.startswith("/usr/"):
+        prefix = os.path.realpath(sys.base_prefix)
         box += ["--ro-bind", prefix, prefix]
-    real = os.path.realpath(python)
-    if not real.startswith(("/usr/", prefix)):
-        box += ["--ro-bind", real, real]
     box += ["--proc", "/proc", "--dev", "/dev",
             "--size", str(_TMPFS_SIZE), "--perms", "1777", "--tmpfs", TMP,
             "--size", str(_TMPFS_SIZE), "--perms", "0777", "--tmpfs", WORK,

@@ -24,7 +24,14 @@ import time
 from pathlib import Path
 
 from graders.judge.recording import Call, Recording, Snapshot
-from graders.sandbox.box import WORK, command, find_tools, observer_problem, sandbox_problem
+from graders.sandbox.box import (
+    WORK,
+    command,
+    find_tools,
+    observer_problem,
+    sandbox_problem,
+    sandbox_uid,
+)
 
 __all__ = ["record", "SandboxUnavailable", "read_safely", "DEFAULT_TIMEOUT"]
 
@@ -133,7 +140,7 @@ class _Session:
         info_r, info_w = os.pipe()
         self.info_r = info_r
         tools = find_tools()
-        uid = 61000 + (os.getpid() * 7 + int(time.monotonic() * 1000)) % 3000
+        uid = sandbox_uid()
         cmd = command(tools, run_dir=self.run_dir, trace=self.trace, fd=theirs.fileno(),
                       info_fd=info_w if self.sandbox else None, mode=self.mode,
                       sandbox=self.sandbox, uid=uid)
