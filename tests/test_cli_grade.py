@@ -118,3 +118,45 @@ def test_nbgraders_own_layout_is_read_too(course, tmp_path):
     assert sorted(found.notebooks["ann"]) == ["02_two_latent_failures"]
     assert sorted(found.notebooks["bo"]) == ["01_incomplete_checkpoint"]
     assert not found.notes
+
+
+@pytest.mark.nbgrader
+def test_the_table_shows_the_whole_reason_wrapped_and_marks_what_was_not_submitted(
+        course, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    subs = tmp_path / "subs"
+    (subs / "cli_half").mkdir(parents=True)
+    (subs / "cli_half" / "02_two_latent_failures.ipynb").write_text(
+        (course.release_dir / "02_two_latent_failures.ipynb").read_text())
+    status, out, err = _grade(capsys, str(subs), "--course", str(course.root),
+                              "--csv", str(tmp_path / "s.csv"), "--no-feedback")
+    assert status == 0, err
+    lines = out.split("\nGraded 1 student")[0].splitlines()  # the table, not the paths after it
+    assert max(len(line) for line in lines) <= 100, out
+    table = " ".join(out.split())
+    # The released starter fails the atomic save: the reason is there to its last sentence.
+    atomic = table[table.index("l2_atomic_save"):]
+    assert atomic.split(" l2_")[0].startswith("l2_atomic_save 0/3 not passed Ran your code")
+    assert "Resume would fail on json.load" in atomic.split(" l2_")[0], atomic
+    # Level 1 was not handed in: not the same as a zero.
+    level1 = [line for line in lines if line.strip().startswith("l1_")]
+    assert level1 and all(line.rstrip().endswith("not submitted") for line in level1), out
+    assert "01_incomplete_checkpoint.ipynb was not submitted" in table
+    with open(tmp_path / "s.csv", newline="") as f:
+        row = next(r for r in csv.DictReader(f) if r["student"] == "cli_half")
+    assert "01_incomplete_checkpoint.ipynb was not submitted" in row["notes"]
+    assert "02_two_latent_failures" not in row["notes"]
+
+
+def test_format_student_wraps_every_line_to_the_width():
+    from graders.nbgrader_batch import StudentResult, TestScore, format_student
+
+    reason = "Killed halfway through save 1: checkpoint.json held 936 of its 1,873 bytes. " * 4
+    result = StudentResult("ann", [TestScore("02", "l2_atomic_save", 0, 3, reason.strip()),
+                                   TestScore("01", "l1_saves_all_six", 0, 3, "",
+                                             submitted=False)],
+                           ["01.ipynb was not submitted: its tests score 0"])
+    text = format_student(result, width=70)
+    assert max(len(line) for line in text.splitlines()) <= 70, text
+    assert " ".join(text.split()).count("Killed halfway through save 1") == 4
+    assert "l1_saves_all_six     0/3   not submitted" in text
