@@ -114,8 +114,10 @@ class ResumeReport:
 
     def to_text(self) -> str:
         """The report as plain text: the outcome, the steps, then the problems."""
-        lines = [self.outcome, "", "What resume did:"]
-        lines += [f"  {i}. {step}" for i, step in enumerate(self.steps, 1)]
+        lines = [self.outcome]
+        if self.steps:  # no heading over an empty list (a refused checkpoint takes no step)
+            lines += ["", "What resume did:"]
+            lines += [f"  {i}. {step}" for i, step in enumerate(self.steps, 1)]
         if self.problems:
             lines += ["", "Where it falls over:"]
             lines += [f"  - {p}" for p in self.problems]
@@ -126,10 +128,10 @@ class ResumeReport:
         parts = [
             '<div class="cl-resume-report">',
             f'<p style="color:{colour};font-weight:bold">{html.escape(self.outcome)}</p>',
-            "<p>What resume did:</p><ol>",
-            *(f"<li>{html.escape(step)}</li>" for step in self.steps),
-            "</ol>",
         ]
+        if self.steps:
+            parts += ["<p>What resume did:</p><ol>",
+                      *(f"<li>{html.escape(step)}</li>" for step in self.steps), "</ol>"]
         if self.problems:
             parts.append("<p>Where it falls over:</p><ul>")
             parts += [

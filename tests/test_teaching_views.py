@@ -267,3 +267,52 @@ def test_the_walkthrough_diff_shows_what_the_reference_changes_in_the_starter():
                for line in save.splitlines())
     with pytest.raises(VariantError, match="the exercise's functions are"):
         starter_reference_diff("colour")
+
+
+def test_the_lesson_diff_never_shows_one_line_as_both_removed_and_added():
+    from graders.teaching.code_view import unified_diff
+    from graders.teaching.variants import _without_docstring
+
+    for function in ("run_agent", "save_checkpoint"):
+        before = "".join(_without_docstring(function_source("starter", function)))
+        after = "".join(_without_docstring(function_source("reference", function)))
+        diff = unified_diff(before.splitlines(), after.splitlines(), "starter", "reference")
+        lines = diff.splitlines()
+        removed = {line[1:].strip() for line in lines if line.startswith("-")
+                   and not line.startswith("---")}
+        added = {line[1:].strip() for line in lines if line.startswith("+")
+                 and not line.startswith("+++")}
+        assert not (removed & added) - {""}, (function, removed & added)
+        assert lines[:2] == ["--- starter", "+++ reference"]
+        assert diff.count("\n@@ ") >= 1
+    moved = unified_diff(["a", "", "b = 1", "c"], ["a", "b = 1", "", "x", "c"])
+    assert " b = 1" in moved.splitlines() and "-b = 1" not in moved and "+b = 1" not in moved
+
+
+def test_code_is_shown_whole_line_on_its_own_light_panel():
+    from graders.teaching.code_view import show_code, show_diff
+
+    page = show_code('def f():\n    return "<x>"  # ' + "long_name_" * 12 + "\n")._repr_html_()
+    assert page.startswith('<pre class="cl-code" data-language="python"')
+    style = page.split('style="', 1)[1].split('"', 1)[0]
+    for rule in ("white-space:pre", "word-break:normal", "overflow-x:auto",
+                 "background:#f6f8fa", "color:#101828"):
+        assert rule in style
+    assert "&lt;x&gt;" in page and "<x>" not in page
+    diff = show_diff("a\nb\n", "a\nc\n", "old", "new")
+    assert str(diff).startswith("--- old\n+++ new\n")
+    assert diff._repr_html_().count('class="cl-diff-line"') == len(str(diff).splitlines())
+    assert "background:#dafbe1" in diff._repr_html_() and "background:#ffebe9" in diff._repr_html_()
+
+
+@pytest.mark.parametrize("checkpoint", ["", "{", None])
+def test_a_resume_that_took_no_step_prints_no_empty_heading(checkpoint):
+    from graders.resume import resume
+
+    report = resume(checkpoint)
+    assert report.steps == []
+    assert "What resume did" not in report.to_text()
+    assert "What resume did" not in report._repr_html_()
+    assert "Where it falls over:" in report.to_text()
+    done = resume(json.dumps({"version": 2}))
+    assert done.steps and "What resume did:\n  1. " in done.to_text()
