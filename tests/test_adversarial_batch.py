@@ -254,10 +254,10 @@ def batch(tmp_path_factory):
     csv_path = scratch / "scores.csv"
     grade = [sys.executable, "-m", "graders.cli", "grade", str(submissions), "--course",
              str(course.root), "--csv", str(csv_path), "--quiet", "--no-feedback"]
-    shim = subprocess.Popen([*contained(), sys.executable, "-c", _SHIM, *grade],
-                            cwd=scratch, env=grading_env(home), stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    with (scratch / "stderr.txt").open("wb") as stderr:
+        shim = subprocess.Popen([*contained(), sys.executable, "-c", _SHIM, *grade],
+                                cwd=scratch, env=grading_env(home), stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=stderr, start_new_session=True)
     result: dict = {"course": course, "students": sorted(STUDENTS)}
     try:
         # The grade command's own output goes to stderr (tqdm, warnings) and stdout; the shim's
@@ -278,8 +278,9 @@ def batch(tmp_path_factory):
         # through its root, /proc is the namespace's own, nested namespaces' processes included.
         inner = _child_of(shim.pid)
         shim_root = f"/proc/{inner}/root/proc"
-        result["left_alive"] = [_describe(shim_root, pid) for pid in os.listdir(shim_root)
-                                if pid.isdigit() and pid != "1"]
+        result["left_alive"] = ([_describe(shim_root, pid) for pid in os.listdir(shim_root)
+                                 if pid.isdigit() and pid != "1"] if inner else
+                                ["the shim itself is gone: cannot look inside its namespace"])
         words = (str(scratch),)
         result["outside"] = [_describe("/proc", str(pid)) for pid, start in _processes().items()
                              if before.get(pid) != start and pid not in (shim.pid, inner)
@@ -294,10 +295,12 @@ def batch(tmp_path_factory):
         except OSError:
             pass
         try:
-            _, err = shim.communicate(timeout=60)
+            shim.wait(timeout=60)
         except subprocess.TimeoutExpired:
             shim.kill()
-            _, err = shim.communicate()
+            shim.wait()
+        shim.stdout.close()
+        err = (scratch / "stderr.txt").read_bytes()
         result["stderr"] = err.decode(errors="replace")[-3000:]
         result["connections"] = listener.close()
     result["written"] = {label: _diff(hashed[label], _hash_tree(root, skip))
