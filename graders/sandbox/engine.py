@@ -2,9 +2,10 @@
 
 ``CHECKPOINT_LAB_SANDBOX`` chooses: ``on`` (the default) runs each submission in the sandbox,
 watched by strace; ``off`` (what ``checkpoint-lab grade --no-sandbox`` sets, for trusted code
-only) keeps the observer and drops the sandbox. Where neither can run (macOS, Windows, a machine
-without strace) a student's self-check falls back to the in-process harness and says so in one
-line; grading refuses with the reason.
+only) keeps the observer and drops the sandbox; ``selfcheck`` uses the self-check's in-process
+harness wherever a fallback is allowed (the tests compare the two). Where neither can run
+(macOS, Windows, a machine without strace) a student's self-check falls back to the in-process
+harness and says so in one line; grading refuses with the reason.
 """
 
 from __future__ import annotations
@@ -24,12 +25,18 @@ SELF_CHECK_NOTE = ("Self-check mode: this machine cannot watch your code from ou
                    "outside, and may find more.")
 
 
+def _mode() -> str:
+    return os.environ.get(MODE_ENV, "on").strip().lower()
+
+
 def _sandboxed() -> bool:
-    return os.environ.get(MODE_ENV, "on").strip().lower() not in ("off", "0", "no", "false")
+    return _mode() not in ("off", "0", "no", "false")
 
 
 def grading_problem() -> str | None:
     """Why grading cannot run here in the configured mode (one line), or None."""
+    if _mode() == "selfcheck":
+        return "the self-check's in-process harness was asked for (CHECKPOINT_LAB_SANDBOX)"
     return sandbox_problem() if _sandboxed() else observer_problem()
 
 

@@ -112,6 +112,15 @@ class TracedHarness:
         raise HarnessError(f"no crash point {point_id!r} in this run of {sc.name}; its crash "
                            f"points are: {known}")
 
+    def observations(self, scenario, point: str | CrashPoint) -> list[Observation]:
+        """What was on disk at every moment ``point`` stands for (a save has several)."""
+        _rec, _verdicts, matrix = self._run(scenario)
+        point_id = point.id if isinstance(point, CrashPoint) else point
+        for pm in (matrix.points if matrix is not None else []):
+            if pm.point.id == point_id:
+                return [matrix.observation(pm, moment) for moment in pm.moments]
+        return [self.run_point(scenario, point_id)]
+
     def dry_run(self, scenario) -> Observation:
         """The ``no_crash`` observation."""
         return self.run_point(scenario, NO_CRASH)

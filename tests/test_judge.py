@@ -1,0 +1,151 @@
+"""The judge on recorded traces: parsing strace's lines, replaying them, every crash state.
+
+Pure tests: the traces are written here, in strace's own format, so each behaviour of the replay
+is pinned down without running anything.
+"""
+
+from __future__ import annotations
+
+import json
+
+from graders.judge.replay import replay
+from graders.judge.trace import parse_trace
+
+
+def hx(data: bytes | str) -> str:
+    """A string argument as ``strace -xx`` prints it."""
+    if isinstance(data, str):
+        data = data.encode()
+    return "".join(f"\\x{b:02x}" for b in data)
+
+
+def openat(pid, path, flags, fd):
+    return (f'{pid}  openat(AT_FDCWD<{hx("/work")}>, "{hx(path)}", {flags}, 0666) = '
+            f'{fd}<{hx(path if path.startswith("/") else "/work/" + path)}>')
+
+
+def write(pid, fd, path, data):
+    full = path if path.startswith("/") else "/work/" + path
+    return f'{pid}  write({fd}<{hx(full)}>, "{hx(data)}", {len(data)}) = {len(data)}'
+
+
+def rename(pid, src, dst):
+    return f'{pid}  rename("{hx(src)}", "{hx(dst)}") = 0'
+
+
+def marker(pid, seq, op):
+    frame = b"CKL1 " + json.dumps({"seq": seq, "op": op, "len": 2}).encode() + b"\n"
+    return f'{pid}  write(4<UNIX-STREAM:[77->78]>, "{hx(frame)}", {len(frame)}) = {len(frame)}'
+
+
+def states(lines):
+    ops = parse_trace("\n".join(lines), socket_inode=77)
+    moments, unfollowed = replay(ops)
+    return ops, moments, unfollowed
+
+
+SAVE = json.dumps({"turns": 1}).encode()
+
+
+def test_a_marker_on_the_grader_socket_is_a_call_and_other_writes_are_not():
+    ops = parse_trace("\n".join([marker(5, 1, "model"),
+                                 f'5  write(1</dev/pts/0<char 136:0>>, "{hx("CKL1 x")}", 6) = 6']),
+                      socket_inode=77)
+    assert [op.call for op in ops] == ["marker", "write"]
+    assert ops[0].frame == {"seq": 1, "op": "model", "len": 2}
+
+
+def test_a_socket_annotation_with_an_arrow_is_read_whole():
+    ops = parse_trace(marker(5, 3, "tool"), socket_inode=77)
+    assert ops[0].args[0]["path"] == b"UNIX-STREAM:[77->78]"
+
+
+def test_an_unfinished_call_is_placed_where_it_resumed():
+    lines = [
+        f'5  write(3<{hx("/work/checkpoint.json")}>, "{hx(SAVE)}", {len(SAVE)} <unfinished ...>',
+        marker(6, 1, "tool"),
+        f"5  <... write resumed>) = {len(SAVE)}",
+    ]
+    ops = parse_trace("\n".join(lines), socket_inode=77)
+    assert [op.call for op in ops] == ["marker", "write"]
+    assert ops[1].args[1] == SAVE and ops[1].pid == 5
+
+
+def test_an_in_place_write_leaves_an_empty_file_then_half_a_file():
+    ops, moments, _ = states([openat(5, "checkpoint.json", "O_WRONLY|O_CREAT|O_TRUNC", 3),
+                              write(5, 3, "checkpoint.json", SAVE)])
+    kinds = [(m.how, m.kind, m.data) for m in moments]
+    assert ("before", "file", b"") in kinds  # after O_TRUNC, before the write
+    assert ("during", "file", SAVE[: len(SAVE) // 2]) in kinds
+    assert kinds[-1] == ("end", "file", SAVE)
+
+
+def test_temp_then_rename_never_shows_a_partial_checkpoint():
+    ops, moments, _ = states([
+        openat(5, "checkpoint.json", "O_WRONLY|O_CREAT|O_TRUNC", 3),
+        write(5, 3, "checkpoint.json", b"{}"),
+        openat(5, "/work/ck.tmp", "O_RDWR|O_CREAT|O_EXCL", 3),
+        write(5, 3, "/work/ck.tmp", SAVE),
+        rename(5, "/work/ck.tmp", "checkpoint.json"),
+    ])
+    after_first = [m for m in moments if m.position >= 2]
+    assert {m.data for m in after_first} <= {b"{}", SAVE}
+    assert any(m.how == "during" and m.data == b"{}" for m in after_first), \
+        "the write to the temp file is a moment too: checkpoint.json is untouched there"
+
+
+def test_delete_then_rename_leaves_a_moment_with_no_checkpoint():
+    ops, moments, _ = states([
+        openat(5, "/work/a.tmp", "O_RDWR|O_CREAT", 3), write(5, 3, "/work/a.tmp", b"{}"),
+        rename(5, "/work/a.tmp", "checkpoint.json"),
+        openat(5, "/work/b.tmp", "O_RDWR|O_CREAT", 3), write(5, 3, "/work/b.tmp", SAVE),
+        f'5  unlink("{hx("checkpoint.json")}") = 0',
+        rename(5, "/work/b.tmp", "checkpoint.json"),
+    ])
+    before_rename = [m for m in moments if m.how == "before" and m.op.call == "rename"]
+    assert before_rename[-1].kind == "absent"
+
+
+def test_a_failed_rename_changes_nothing():
+    ops, moments, _ = states([
+        openat(5, "/tmp/t", "O_RDWR|O_CREAT", 3), write(5, 3, "/tmp/t", SAVE),
+        f'5  rename("{hx("/tmp/t")}", "{hx("checkpoint.json")}") = -1 EXDEV (Invalid '
+        'cross-device link)',
+    ])
+    assert moments[-1].kind == "absent"
+
+
+def test_a_copy_through_sendfile_is_replayed_from_the_source_bytes():
+    ops, moments, _ = states([
+        openat(5, "/tmp/t", "O_RDWR|O_CREAT", 3), write(5, 3, "/tmp/t", SAVE),
+        f'5  lseek(3<{hx("/tmp/t")}>, 0, SEEK_SET) = 0',
+        openat(5, "checkpoint.json", "O_WRONLY|O_CREAT|O_TRUNC", 4),
+        f'5  sendfile(4<{hx("/work/checkpoint.json")}>, 3<{hx("/tmp/t")}>, NULL, '
+        f'{len(SAVE)}) = {len(SAVE)}',
+    ])
+    assert moments[-1].data == SAVE
+    assert any(m.how == "during" and m.data == SAVE[: len(SAVE) // 2] for m in moments)
+
+
+def test_a_link_then_a_write_through_the_other_name_changes_the_checkpoint():
+    ops, moments, _ = states([
+        openat(5, "/work/x", "O_RDWR|O_CREAT", 3),
+        f'5  link("{hx("/work/x")}", "{hx("checkpoint.json")}") = 0',
+        write(5, 3, "/work/x", SAVE),
+    ])
+    assert moments[-1].data == SAVE
+    assert any(m.how == "during" for m in moments), "a write into the checkpoint by another name"
+
+
+def test_a_fifo_named_checkpoint_json_is_seen_as_one():
+    ops, moments, _ = states([f'5  mknodat(AT_FDCWD<{hx("/work")}>, "{hx("checkpoint.json")}", '
+                              'S_IFIFO|0666) = 0'])
+    assert moments[-1].kind == "fifo"
+
+
+def test_a_relative_path_through_proc_self_cwd_is_the_working_directory():
+    ops, moments, _ = states([
+        openat(5, "/work/t", "O_RDWR|O_CREAT", 3), write(5, 3, "/work/t", SAVE),
+        rename(5, "/work/t", "/proc/self/cwd/checkpoint.json"),
+    ])
+    assert moments[-1].data == SAVE
