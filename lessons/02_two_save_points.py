@@ -26,11 +26,10 @@
 # This is the lesson's own loop (the exercises come with loops of their own):
 
 # %%
-from IPython.display import Code
-
+from graders.teaching.code_view import show_code
 from graders.teaching.variants import lesson_function
 
-Code(lesson_function("run_agent", save_points="A and B"), language="python")
+show_code(lesson_function("run_agent", save_points="A and B"), language="python")
 
 # %% [markdown]
 # - **Save point A** comes after the model's response arrives and before the tool runs: the

@@ -25,11 +25,10 @@
 # does:
 
 # %%
-from IPython.display import Code
-
+from graders.teaching.code_view import show_code
 from graders.teaching.variants import lesson_function
 
-Code(lesson_function("save_checkpoint", write_mode="in place"), language="python")
+show_code(lesson_function("save_checkpoint", write_mode="in place"), language="python")
 
 # %% [markdown]
 # If the process always ran to its end, this would do. But nobody adds checkpoints for the runs
@@ -86,7 +85,7 @@ print(report.to_text())
 # file; the real checkpoint is still the previous complete save. The lesson's atomic save:
 
 # %%
-Code(lesson_function("save_checkpoint", write_mode="temp + rename"), language="python")
+show_code(lesson_function("save_checkpoint", write_mode="temp + rename"), language="python")
 
 # %% [markdown]
 # The same loop with this save, and the same crash, halfway through save 2; then a kill just

@@ -65,9 +65,9 @@ print(power_loss_table())
 # A save that does both, with macOS's stronger flush where it exists, looks like this:
 
 # %%
-from IPython.display import Code
+from graders.teaching.code_view import show_code
 
-Code('''import fcntl, json, os, tempfile  # fcntl: POSIX only
+show_code('''import fcntl, json, os, tempfile  # fcntl: POSIX only
 
 def flush_to_disk(fd):
     if hasattr(fcntl, "F_FULLFSYNC"):     # macOS: fsync alone leaves data in the drive's cache
