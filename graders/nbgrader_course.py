@@ -19,6 +19,7 @@ from pathlib import Path
 
 import nbformat
 
+from graders.course_settings import write_course_settings
 from graders.nbgrader_build import (
     ASSIGNMENT,
     ROOT,
@@ -232,6 +233,7 @@ def build_course(root: Path, *, sources: list[Path] | None = None, repo: Path = 
     notebooks = {Path(s).stem: build_source_notebook(Path(s), repo) for s in sources}
     course.config_path.write_text(
         config_text(cell_timeout, self_check_cells(notebooks.values())), encoding="utf-8")
+    write_course_settings(course.root)  # exchange, feedback, JupyterLab: graders.course_settings
     if course.source_dir.exists():
         shutil.rmtree(course.source_dir)
     course.source_dir.mkdir(parents=True)
