@@ -950,12 +950,52 @@ def _live(namespace: dict, name: str, cell: str):
     return value
 
 
+def _cell_of(function) -> str | None:
+    """The whole source of the cell (or file) that defined ``function``, as it was run."""
+    import linecache
+
+    filename = getattr(getattr(function, "__code__", None), "co_filename", None)
+    if not filename:
+        return None
+    lines = linecache.getlines(filename)
+    return "".join(lines) if lines else None
+
+
+def _source_of_cells(functions: dict[str, Any]) -> str | None:
+    """The answer cells that defined ``functions`` (grade_id -> function), joined as grading
+    joins them (each under its marker), or None if a cell's source is not to be had."""
+    cells: dict[str, str] = {}
+    for grade_id, function in functions.items():
+        cell = _cell_of(function)
+        if cell is None:
+            return None
+        if cell not in cells.values():
+            cells[grade_id] = cell
+    if len(cells) < len(functions):  # one cell (or file) defines them all
+        return next(iter(cells.values()))
+    return "\n\n".join(f"# --- answer cell {grade_id} ---\n{cell.rstrip()}\n"
+                        for grade_id, cell in cells.items())
+
+
 def evaluate_check(check_id: str, namespace: dict) -> CheckResult:
     """Run visible check ``check_id`` on the live names in ``namespace`` (a kernel's globals).
 
-    Used in the student's own kernel, for their information: the code runs in forked children of
-    the kernel (POSIX only). Hidden checks are not run here (see :func:`run_check`).
+    Used in the student's own kernel, for their information. Where grading's sandbox can run
+    (Linux with bubblewrap and strace), the cells that defined the functions are graded exactly
+    as grading will grade them; elsewhere the live functions run in forked children of the
+    kernel (the in-process self-check; POSIX only) and the message says so in its first line.
+    Hidden checks are not run here (see :func:`run_check`).
     """
+    from graders.sandbox.engine import SELF_CHECK_NOTE, grading_problem
+
+    result = _evaluate_check(check_id, namespace)
+    if check_id != "l1_missing_fields" and grading_problem() is not None:
+        result.message = f"{SELF_CHECK_NOTE}\n{result.message}"
+    return result
+
+
+def _evaluate_check(check_id: str, namespace: dict) -> CheckResult:
+    from graders.sandbox.engine import grading_problem
     from graders.submission import Submission
 
     check = CHECKS[check_id]
@@ -970,6 +1010,9 @@ def evaluate_check(check_id: str, namespace: dict) -> CheckResult:
             return _result(check_id, passed, message.replace(" in a fresh Python process", ""))
         if check_id == "l1_saves_all_six":
             save = _live(namespace, "save_checkpoint", "l1_save_checkpoint")
+            cell = _cell_of(save) if grading_problem() is None else None
+            if cell is not None:
+                return _grade_level1_save(cell, None, None)
             loop: dict[str, Any] = {"__name__": "reference_loop"}
             exec(compile(_reference_loop_source(), str(REFERENCE_LOOP), "exec"), loop)
             loop["save_checkpoint"] = save
@@ -977,6 +1020,10 @@ def evaluate_check(check_id: str, namespace: dict) -> CheckResult:
                                         "your save_checkpoint", None)
         save = _live(namespace, "save_checkpoint", "l2_save_checkpoint")
         agent = _live(namespace, "run_agent", "l2_run_agent")
+        cells = (_source_of_cells({"l2_save_checkpoint": save, "l2_run_agent": agent})
+                 if grading_problem() is None else None)
+        if cells is not None:
+            return _grade_level2(cells, [check], None)[check_id]
         return _run_level2(Submission.from_functions(agent, save), [check], None)[check_id]
     except LookupError as exc:
         return _result(check_id, False, f"Could not run this check: {exc}.")

@@ -85,6 +85,25 @@ def sandbox_problem(tools: Tools | None = None) -> str | None:
     if os.geteuid() == 0 and tools.setpriv is None:
         return ("Grading as root drops each submission to an unprivileged uid with setpriv "
                 "(util-linux), which this machine lacks: install util-linux.")
+    return _probe(tools.bwrap)
+
+
+@functools.lru_cache(maxsize=4)
+def _probe(bwrap: str) -> str | None:
+    """Whether bubblewrap can really make its namespaces here (it may be installed and refused,
+    e.g. where AppArmor restricts unprivileged user namespaces, as Ubuntu 24.04 does)."""
+    cmd = [bwrap, "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--die-with-parent"]
+    if os.geteuid() != 0:
+        cmd += ["--unshare-user"]
+    try:
+        proc = subprocess.run([*cmd, "true"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError) as err:
+        return f"bubblewrap could not start here ({err}); grading needs its sandbox."
+    if proc.returncode != 0:
+        why = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        return (f"bubblewrap is installed but cannot make a sandbox here ({why}); on Ubuntu "
+                "24.04 allow unprivileged user namespaces for bwrap (an AppArmor profile), or "
+                "grade as root.")
     return None
 
 
