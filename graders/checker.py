@@ -79,8 +79,6 @@ PROBLEMS: dict[str, str] = {
 WRITE_KINDS = ("torn_write", "killed_before_rename")
 
 _SIX = {"version": int, "task": str, "turns": int, "tokensUsed": (int, float), "messages": list}
-_AFTER_SAVE_A = "set pendingToolUse and save before you run the tool"
-_ATOMIC = "write a temp file and rename it over checkpoint.json (os.replace)"
 
 
 def load_error_verdict(scenario: str, message: str) -> Verdict:
@@ -183,15 +181,15 @@ class _Check:
         late = self.a_save_after_tool(k)
         if late is not None:
             return "save_point_a_after_tool", (
-                f"{on_disk}, {trace}. Your save point A "
-                f"comes after the tool: save {late['n']} sets pendingToolUse only after tool {k} "
-                "returned. Save point A belongs before execute_tool: set pendingToolUse and save, "
-                "then run the tool. Resume would not know the call was ever made and would run "
-                "it again.")
+                f"{on_disk}, {trace}. Your checkpoint first names tool {k} in pendingToolUse in "
+                f"save {late['n']}, after the tool had returned: for the whole window between "
+                "the model naming the tool and its result being recorded, nothing on disk said "
+                "the call was under way. Resume would not know the call was ever made and would "
+                "run it again.")
         return "no_save_point_a", (
-            f"{on_disk}, {trace}. Save point A is "
-            f"missing: {_AFTER_SAVE_A}. Resume would not know the call was ever made and would "
-            "run it again.")
+            f"{on_disk}, {trace}: nothing on disk covered the window between the model naming "
+            "the tool and its result being recorded (save point A). Resume would not know the "
+            "call was ever made and would run it again.")
 
     def leftovers(self) -> list[str]:
         return [name for name, size in self.obs.files.items() if size != "dir/"]
@@ -226,7 +224,12 @@ class _Check:
         if obs.ended == "raised":
             stage = ("" if self.point.kind == NO_CRASH
                      else f" before the harness could crash it {self.point.label}")
-            self.fail("raised", f"Your run_agent raised {describe_error(obs.error)}{stage}.")
+            cross = ("" if "cross-device" not in str((obs.error or {}).get("message", "")) else
+                     " A rename cannot cross from one filesystem to another: here, as on many "
+                     "real machines, the temp directory (/tmp) is not on the filesystem of the "
+                     "working directory, where checkpoint.json lives.")
+            self.fail("raised", f"Your run_agent raised {describe_error(obs.error)}{stage}."
+                      + cross)
             return False
         if obs.ended == "died":
             self.fail("died", f"{self.done}? No: your code {obs.detail}, before that moment.")
@@ -289,9 +292,8 @@ class _Check:
             temp = leftovers[0]
             self.fail("never_renamed", (
                 f"{self.done}: there was no checkpoint.json, only {temp} "
-                f"({_bytes(obs.files[temp])} bytes). Your save writes a temp file but never "
-                "renames it over checkpoint.json, so resume finds no checkpoint at all. Finish "
-                "each save with os.replace(temp_path, \"checkpoint.json\")."))
+                f"({_bytes(obs.files[temp])} bytes). Your save writes a temp file that never "
+                "becomes checkpoint.json, so resume finds no checkpoint at all."))
             return
         if point.kind == NO_CRASH:
             self.fail("no_checkpoint", f"{self.done}, and there was no checkpoint.json at the "
@@ -324,19 +326,18 @@ class _Check:
                 self.fail("copy_over", (
                     f"{self.done}: {held}. Your save writes a temp file, then copies it over "
                     "checkpoint.json: the copy is itself an in-place write, and it was cut off "
-                    "halfway. Rename the temp file over checkpoint.json with os.replace instead "
-                    "of copying it. Resume would fail on json.load, and this file was the task's "
-                    "only copy."))
+                    "halfway, a torn write. Resume would fail on json.load, and this file was the "
+                    "task's only copy."))
             elif CHECKPOINT in opened:
                 self.fail("in_place_write", (
-                    f"{self.done}: {held}. Writing in place leaves half a file; {_ATOMIC}. "
-                    "Resume would fail on json.load, and this file was the task's only copy."))
+                    f"{self.done}: {held}: a torn write. The save was overwriting checkpoint.json "
+                    "in place when it was cut off, so the task's only copy is part old, part "
+                    "new, part missing. Resume would fail on json.load."))
             else:
                 self.fail("partial_write", (
                     f"{self.done}: {held}. The write to the temp file was cut short, and your "
-                    "save renamed it over checkpoint.json anyway: os.write may write fewer bytes "
-                    "than asked, so loop until every byte is written (or use a file object's "
-                    "write), and rename only a complete temp file."))
+                    "save renamed it over checkpoint.json anyway (os.write may write fewer bytes "
+                    "than it was given). Resume would fail on json.load."))
             return
         self.fail("invalid_json", f"{self.done}: checkpoint.json ({_bytes(obs.checkpoint_bytes)} "
                   f"bytes) {what}. Resume would fail on json.load before it read anything.")
@@ -439,13 +440,13 @@ class _Check:
             if len(messages) % 2 == 1:
                 self.fail("pending_before_message", (
                     f"{self.done}: pendingToolUse names tool {r + 1}, but the last message is not "
-                    "the assistant message that asked for it. Append the model's message to "
-                    "messages before save point A, so resume sees the request it must answer."))
+                    "the assistant message that asked for it: resume would hold a call in flight "
+                    "with no request for it in the conversation it sends the model."))
                 return
         elif len(messages) % 2 == 0:
             self.fail("pending_missing", (
                 f"{self.done}: messages end with the model's request for tool {r + 1}, but "
-                f"pendingToolUse is null. At save point A, {_AFTER_SAVE_A}."))
+                "pendingToolUse is null: resume cannot tell whether that call was under way."))
             return
         if turns != r:
             self.fail("turns", (
@@ -475,10 +476,8 @@ class _Check:
                 if k > r:
                     self.fail("no_save_point_b", (
                         f"{self.done}: {on_disk}: tool {k} had returned and the model had been "
-                        f"called again, but its result is not in the checkpoint. Save point B is "
-                        "missing: record the tool result in messages, set pendingToolUse to None "
-                        "and save, before calling the model. Resume would have to run tool "
-                        f"{k} again."))
+                        "called again, but its result was never saved (no save point B). Resume "
+                        f"would have to run tool {k} again."))
                     return
 
     def conversation(self, messages: list) -> bool:
@@ -497,8 +496,8 @@ class _Check:
             k = self.call_number(twice[0])
             self.fail("recorded_twice", (
                 f"{self.done}: messages record the result of tool {k or twice[0]} "
-                f"{counts[twice[0]]} times. Each tool call is recorded exactly once: append its "
-                "tool_result once, at save point B."))
+                f"{counts[twice[0]]} times. Each tool call is recorded exactly once; the API "
+                "would refuse a conversation that answers one call twice."))
             return False
         from fake_llm import ConversationError, validate_conversation
 
@@ -542,7 +541,7 @@ class _Check:
                 f"{self.done}: the run finished, but checkpoint.json records "
                 f"{_plural(r, 'tool result')} of {total}"
                 + (" and still has a pendingToolUse" if pending is not None else "")
-                + ". The last save should come after the last tool result (save point B)."))
+                + ": the final state was never saved after the last tool result."))
             return False
         if self.state["tokensUsed"] == 0:
             self.advice.append(

@@ -105,6 +105,9 @@ _ATOMIC = dict(success="after every crash checkpoint.json was one complete save"
 _SAVE_POINT_A = dict(success="after every crash checkpoint.json accounted for every tool that "
                      "had run")
 
+#: Said after a failed crash matrix: the fix is in the opt-in hints, never in the message.
+HINT_LINE = "Stuck? hint() in your notebook shows one hint at a time."
+
 #: Set to "1" in a grading kernel's environment: run_check then runs nothing (see run_check).
 GRADING_ENV = "CHECKPOINT_LAB_GRADING"
 
@@ -819,7 +822,8 @@ def _judge_matrix(check: Check, verdicts: list) -> CheckResult:
     more = (f" ({_plural(len(failed) - 1, 'more crash point')} failed too)"
             if len(failed) > 1 else "")
     summary = f"{done}; {len(failed)} of {len(crashes)} failed."
-    result = _result(check.id, False, f"{summary} At {first.point}: {first.message}{more}", mine)
+    result = _result(check.id, False, f"{summary} At {first.point}: {first.message}{more}"
+                     f" {HINT_LINE}", mine)
     result.summary = summary
     return result
 

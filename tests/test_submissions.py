@@ -17,15 +17,17 @@ pytestmark = pytest.mark.skipif(not hasattr(__import__("os"), "fork"),
 #: fixture -> (problem codes its failures may carry, the phrase its first failure must say,
 #:             kinds of crash point that must fail)
 WRONG = {
-    "starter_fails_all": ({"in_place_write", "no_save_point_a"}, "Save point A is missing",
+    "starter_fails_all": ({"in_place_write", "no_save_point_a"},
+                          "nothing on disk covered the window",
                           {"torn_write", "killed_during_tool"}),
-    "no_save_point_a": ({"no_save_point_a"}, "Save point A is missing", {"killed_during_tool"}),
-    "in_place_write": ({"in_place_write"}, "Writing in place leaves half a file", {"torn_write"}),
+    "no_save_point_a": ({"no_save_point_a"}, "nothing on disk covered the window",
+                        {"killed_during_tool"}),
+    "in_place_write": ({"in_place_write"}, "a torn write", {"torn_write"}),
     "copy_over": ({"copy_over"}, "copies it over checkpoint.json", {"torn_write"}),
-    "temp_never_renamed": ({"never_renamed"}, "never renames it over checkpoint.json",
+    "temp_never_renamed": ({"never_renamed"}, "a temp file that never becomes checkpoint.json",
                            {"no_crash", "killed_during_tool"}),
-    "save_point_a_after_tool": ({"save_point_a_after_tool"}, "Your save point A comes after the "
-                                "tool", {"killed_during_tool"}),
+    "save_point_a_after_tool": ({"save_point_a_after_tool"}, "after the tool had returned",
+                                {"killed_during_tool"}),
     "pending_never_reset": ({"pending_never_reset"}, "never reset to None",
                             {"no_crash", "killed_during_model_call"}),
     "pending_without_input": ({"pending_without_input"}, "has no input",
@@ -83,15 +85,15 @@ def test_the_starter_fails_torn_writes_and_the_tool_window_each_with_its_own_mes
     by_point = {v.point: v for v in verdicts}
     torn = by_point["torn_write_save_1"]
     assert not torn.passed
-    assert "not valid JSON" in torn.message and "Writing in place" in torn.message
+    assert "not valid JSON" in torn.message and "a torn write" in torn.message
     assert f"held {torn.evidence['bytes_on_disk']:,} of its " in torn.message
     tool = by_point["killed_during_tool_2"]
     assert not tool.passed
     assert tool.message.startswith(
         "Killed while tool 2 (build_table) ran: checkpoint.json still held turn 1 and no "
-        "pendingToolUse, so this call left no trace. Save point A is missing: set pendingToolUse "
-        "and save before you run the tool.")
-    assert "left no trace" in tool.message and "Save point A is missing" in tool.message
+        "pendingToolUse, so this call left no trace: nothing on disk covered the window between "
+        "the model naming the tool and its result being recorded (save point A).")
+    assert "left no trace" in tool.message and "nothing on disk covered the window" in tool.message
     assert torn.message != tool.message
     assert by_point["no_crash"].passed
     assert "tokensUsed stayed 0" in by_point["no_crash"].message
