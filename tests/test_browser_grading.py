@@ -12,7 +12,11 @@ Screenshots in ``test-artifacts/browser/``.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -83,13 +87,19 @@ WRITTEN_ANSWER = ("The save writes checkpoint.json in place, so a crash mid-save
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    """A course with one student graded: the released Level 2 notebook, written answer filled."""
-    from graders.cli import main
+def course(tmp_path_factory):
+    """A course directory as `checkpoint-lab course` builds it, with student ann."""
     from graders.nbgrader_course import build_course
 
+    return build_course(tmp_path_factory.mktemp("course") / "course", students=["ann"])
+
+
+@pytest.fixture(scope="module")
+def graded(course, tmp_path_factory):
+    """``course`` with ann graded: the released Level 2 notebook, written answer filled in."""
+    from graders.cli import main
+
     root = tmp_path_factory.mktemp("feedback")
-    course = build_course(root / "course", students=["ann"])
     nb = nbformat.read(course.release_dir / "02_two_latent_failures.ipynb", as_version=4)
     for cell in nb.cells:
         if cell.metadata.get("nbgrader", {}).get("grade_id") == "l2_name_the_failures":
@@ -167,3 +177,59 @@ def test_feedback_regenerated_after_marking_shows_the_mark(browser, graded):
     finally:
         tab.close()
 
+
+
+# -- the course directory in JupyterLab --------------------------------------------------------
+
+
+def _start_course_lab(course, scratch: Path) -> tb.Lab:
+    """JupyterLab in the course directory, started the way README says (LAB_COMMAND)."""
+    from graders.course_settings import LAB_COMMAND
+
+    port, token = tb._free_port(), os.urandom(12).hex()
+    runtime_dir, log = scratch / "runtime", scratch / "course-lab.log"
+    jupyter = Path(sys.executable).with_name("jupyter")
+    cmd = [str(jupyter), *LAB_COMMAND.split()[1:], "--no-browser", f"--ServerApp.port={port}",
+           "--ServerApp.port_retries=0"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    env = dict(os.environ, JUPYTER_TOKEN=token, JUPYTER_RUNTIME_DIR=str(runtime_dir))
+    with log.open("wb") as out:
+        process = subprocess.Popen(cmd, cwd=course.root, stdout=out, stderr=subprocess.STDOUT,
+                                   env=env, start_new_session=True)
+    lab = tb.Lab(f"http://127.0.0.1:{port}", token, course.root, process, log, runtime_dir)
+    for _ in range(300):
+        if process.poll() is not None:
+            raise AssertionError(f"jupyter lab exited: {log.read_text()[-3000:]}")
+        try:
+            lab.api("GET", "/api/status")
+            return lab
+        except OSError:
+            time.sleep(0.2)
+    tb.stop_lab(lab)
+    raise AssertionError(f"JupyterLab did not answer: {log.read_text()[-3000:]}")
+
+
+def test_formgrader_in_the_course_directory_has_no_news_question_and_no_exchange_warning(
+        browser, course, tmp_path):
+    lab = _start_course_lab(course, tmp_path)
+    tab = browser.new_page()
+    tab.set_default_timeout(TIMEOUT_MS)
+    try:
+        tab.goto(f"{lab.url}/lab?reset&token={lab.token}")
+        tab.get_by_role("menuitem", name="Nbgrader", exact=True).click()
+        tab.get_by_role("menuitem", name="Formgrader").click()
+        formgrader = tab.frame_locator("iframe").first
+        formgrader.get_by_text("lesson2").first.wait_for()
+        shot(tab, "24-course-formgrader")
+        # What formgrader says when nbgrader's exchange is missing, or the course id unset.
+        assert formgrader.locator("#warning-exchange, #warning-course-id").count() == 0
+        assert formgrader.get_by_text("does not exist").count() == 0
+        # Nothing covers formgrader: no news question, no other notification.
+        assert tab.get_by_text("Jupyter news").count() == 0
+        assert tab.locator(".Toastify__toast").count() == 0
+        settings = lab.api("GET", "/lab/api/settings/@jupyterlab/apputils-extension:notification")
+        assert settings["settings"]["fetchNews"] == "false"
+    finally:
+        tab.close()
+        tb.stop_lab(lab)
