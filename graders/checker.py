@@ -105,12 +105,27 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
+_SCRIPTS: dict[int, tuple[Any, dict]] = {}
+
+
+def _script(scenario) -> dict:
+    """The scenario's calls, tools and conversation, copied once (the checker only reads them)."""
+    held = _SCRIPTS.get(id(scenario))
+    if held is None or held[0] is not scenario:
+        held = (scenario, {"calls": scenario.tool_calls, "tools": scenario.tools,
+                           "conversation": scenario.conversation()})
+        if len(_SCRIPTS) > 16:
+            _SCRIPTS.clear()
+        _SCRIPTS[id(scenario)] = held
+    return held[1]
+
+
 class _Check:
     def __init__(self, obs: Observation, scenario, point: CrashPoint) -> None:
         self.obs = obs
         self.sc = scenario
         self.point = point
-        self.calls = scenario.tool_calls
+        self.calls = _script(scenario)["calls"]
         self.problems: list[tuple[str, str]] = []
         self.notes: list[str] = []
         self.advice: list[str] = []
@@ -502,13 +517,13 @@ class _Check:
         from fake_llm import ConversationError, validate_conversation
 
         try:
-            validate_conversation(messages, self.sc.tools, allow_pending=True)
+            validate_conversation(messages, _script(self.sc)["tools"], allow_pending=True)
         except ConversationError as err:
             self.fail("conversation", (
                 f"{self.done}: messages in checkpoint.json is not a conversation the API would "
                 f"accept: {err}. Resume would send it to the model and get an error back."))
             return False
-        script = self.sc.conversation()
+        script = _script(self.sc)["conversation"]
         for i, message in enumerate(messages):
             if i >= len(script) or _canon(message) != _canon(script[i]):
                 want = (json.dumps(script[i])[:200] if i < len(script)

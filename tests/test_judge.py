@@ -51,8 +51,10 @@ def test_a_marker_on_the_grader_socket_is_a_call_and_other_writes_are_not():
     ops = parse_trace("\n".join([marker(5, 1, "model"),
                                  f'5  write(1</dev/pts/0<char 136:0>>, "{hx("CKL1 x")}", 6) = 6']),
                       socket_inode=77)
-    assert [op.call for op in ops] == ["marker", "write"]
+    assert [op.call for op in ops] == ["marker"], "a write to the terminal is no file operation"
     assert ops[0].frame == {"seq": 1, "op": "model", "len": 2}
+    other_socket = parse_trace(marker(5, 1, "model"), socket_inode=99)
+    assert [op.call for op in other_socket] != ["marker"], "only the grader's own socket"
 
 
 def test_a_socket_annotation_with_an_arrow_is_read_whole():

@@ -268,11 +268,40 @@ class _Model:
         elif handler is not None:
             handler(op)
 
+    def _payload(self, op: Op) -> tuple[bytes | None, int | None]:
+        """``data_of(op)``, computed once per operation (it moves a copy's source offset)."""
+        cached = getattr(self, "_cached", None)
+        if cached is not None and cached[0] is op:
+            return cached[1], cached[2]
+        data, offset = self.data_of(op)
+        self._cached = (op, data, offset)
+        return data, offset
+
+    def torn(self, op: Op, keep: int, before: Moment) -> Moment:
+        """The moment halfway through write ``op``: ``keep`` of its bytes written."""
+        moment = Moment(op.index, "during", op, before.kind, before.data, before.listing,
+                        before.elsewhere, {"bytes": op.ret, "kept": keep})
+        desc = self.target_of(op)
+        node = self.paths.get(CHECKPOINT_PATH)
+        if desc is None or desc.node is not node or node is None or node.kind != "file":
+            return moment  # a write into another file: checkpoint.json is as it was
+        data, offset = self._payload(op)
+        payload = (data if data is not None else b"\0" * (op.ret or 0))[:keep]
+        start = offset if offset is not None else (
+            len(node.data) if desc.append else desc.offset)
+        content = bytearray(node.data)
+        if start > len(content):
+            content.extend(b"\0" * (start - len(content)))
+        content[start:start + len(payload)] = payload
+        moment.kind = "unknown" if data is None or node.unknown else "file"
+        moment.data = None if moment.kind == "unknown" else bytes(content)
+        return moment
+
     def _data_write(self, op: Op, keep: int | None) -> None:
         desc = self.target_of(op)
         if desc is None:
             return
-        data, offset = self.data_of(op)
+        data, offset = self._payload(op)
         if data is None:
             self.unfollowed.append(op)
             data = b"\0" * (op.ret or 0)
@@ -519,21 +548,8 @@ def replay(ops: list[Op]) -> tuple[list[Moment], list[Op]]:
             continue
         if model.touches_checkpoint(op) or model.touches(op, bound):
             moments.append(model.moment(op.index, "before", op))
-            if op.call in _DATA_WRITES and (op.ret or 0) > 1:
-                keep = (op.ret or 0) // 2
-                saved = _copy(model)
-                model.apply(op, keep=keep)
-                torn = model.moment(op.index, "during", op)
-                torn.write = {"bytes": op.ret, "kept": keep}
-                moments.append(torn)
-                model = saved
+            if op.call in _DATA_WRITES and (op.ret or 0) > 1 and op.error is None:
+                moments.append(model.torn(op, (op.ret or 0) // 2, moments[-1]))
         model.apply(op)
     moments.append(model.moment(len(ops), "end", None))
     return moments, model.unfollowed
-
-
-def _copy(model: _Model) -> _Model:
-    """A copy deep enough to apply one write to and throw away."""
-    import copy
-
-    return copy.deepcopy(model)

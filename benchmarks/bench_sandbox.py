@@ -1,0 +1,134 @@
+"""Benchmark of the sandboxed, traced grader, measured in one run and printed as ratios.
+
+1. Every crash state of one scenario (one sandboxed, traced run, then the replay and the checks
+   of every moment) divided by one plain run of the same loop (a fresh Python running the
+   reference against the fake model in its own process). Goal: at most 2x.
+2. Starting the sandbox (bubblewrap, prlimit, setpriv, running ``true``) divided by starting a
+   bare process (``true``), and the sandbox's share of grading one whole submission (both
+   notebooks, every check). Goal: the sandbox at most 10 % of a submission's grading time.
+
+    .venv/bin/python benchmarks/bench_sandbox.py [--repeat 9]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from fake_llm import load_scenario  # noqa: E402
+from graders.judge.verdicts import judge  # noqa: E402
+from graders.sandbox import record, sandbox_problem  # noqa: E402
+from graders.sandbox.box import _python, find_tools  # noqa: E402
+
+REFERENCE = ROOT / "solutions" / "level2_reference.py"
+PLAIN = """
+import os, sys, tempfile
+sys.path.insert(0, {root!r})
+import fake_llm
+sc = fake_llm.load_scenario({scenario!r})
+ns = {{"__name__": "submission"}}
+exec(compile(open({ref!r}).read(), "ref", "exec"), ns)
+os.chdir(tempfile.mkdtemp(dir={tmp!r}))
+ns["run_agent"](sc.task, sc.tools, sc.model(), sc.executor())
+"""
+
+
+def median_time(fn, repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
+
+
+def sandbox_start_command() -> list[str]:
+    tools = find_tools()
+    box = [tools.bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+           "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr",
+           "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+           "--symlink", "usr/bin", "/bin", "--proc", "/proc", "--dev", "/dev",
+           "--tmpfs", "/tmp", "--tmpfs", "/work", "--chdir", "/work", "--clearenv"]
+    if os.geteuid() != 0:
+        box += ["--unshare-user"]
+    limits = [tools.prlimit, "--nproc=128", "--as=1073741824", "--"]
+    drop = ([tools.setpriv, "--reuid=61999", "--regid=61999", "--clear-groups",
+             "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"]
+            if os.geteuid() == 0 else [])
+    return [*box, "--", *limits, *drop, "/usr/bin/true"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=9)
+    args = parser.parse_args()
+    problem = sandbox_problem()
+    if problem:
+        print(f"cannot benchmark the sandbox here: {problem}")
+        return 1
+    source = REFERENCE.read_text()
+    tmp = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    python = _python()
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; submissions "
+          f"run on {python}")
+    for name in ("support-tickets", "long-migration"):
+        scenario = load_scenario(name)
+        plain_code = PLAIN.format(root=str(ROOT), scenario=name, ref=str(REFERENCE), tmp=tmp)
+        record(source, scenario)  # warm caches
+
+        def plain(plain_code=plain_code):
+            subprocess.run([sys.executable, "-I", "-c", plain_code], check=True)
+
+        def graded(scenario=scenario):
+            verdicts, _ = judge(record(source, scenario), scenario)
+            assert all(v.passed for v in verdicts)
+
+        recorded: list = []
+
+        def only_record(scenario=scenario, recorded=recorded):
+            recorded.append(record(source, scenario))
+
+        plain_s = median_time(plain, args.repeat)
+        graded_s = median_time(graded, args.repeat)
+        record_s = median_time(only_record, args.repeat)
+        verdicts, matrix = judge(recorded[-1], scenario)
+        moments = sum(len(pm.moments) for pm in matrix.points)
+        print(f"{name}: {len(verdicts)} crash points, {moments} crash states")
+        print(f"  one plain run of the loop:          {plain_s * 1000:7.1f} ms")
+        print(f"  every crash state (record + judge): {graded_s * 1000:7.1f} ms  ratio "
+              f"{graded_s / plain_s:4.2f}x (goal <= 2x); the run in the sandbox alone "
+              f"{record_s * 1000:.1f} ms")
+    bare = median_time(lambda: subprocess.run(["/usr/bin/true"], check=True), args.repeat * 3)
+    boxed_cmd = sandbox_start_command()
+    boxed = median_time(lambda: subprocess.run(boxed_cmd, check=True), args.repeat * 3)
+    from graders.checks import grade_submission, submission_from_notebook  # noqa: F401
+
+    level1 = (ROOT / "solutions" / "level1_reference.py").read_text()
+    level2 = source
+
+    def whole():
+        r1 = grade_submission(level1, "01_incomplete_checkpoint")
+        r2 = grade_submission(level2, "02_two_latent_failures")
+        assert all(r.passed for r in (*r1.values(), *r2.values()))
+
+    whole_s = median_time(whole, max(3, args.repeat // 2))
+    sandboxes = 4 + 1  # two scenarios of Level 2, one of Level 1, the MISSING_FIELDS cell
+    print(f"bare process start (true):            {bare * 1000:7.2f} ms")
+    print(f"sandbox start (bwrap+prlimit+setpriv): {boxed * 1000:7.2f} ms  ratio "
+          f"{boxed / bare:4.1f}x a bare start")
+    print(f"grading one whole submission (both notebooks, every check): {whole_s:5.2f} s; its "
+          f"{sandboxes} sandbox starts are {sandboxes * (boxed - bare) / whole_s * 100:4.1f} % "
+          "of it (goal <= 10 %)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
