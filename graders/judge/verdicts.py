@@ -67,11 +67,15 @@ def _label(point, moment) -> str:
     return f"just before a {what} in save {point.index} {where}".rstrip()
 
 
-def judge(rec: Recording, scenario, kinds=None) -> tuple[list[Verdict], Matrix | None]:
+def judge(rec: Recording, scenario, kinds=None, *,
+          checker=check) -> tuple[list[Verdict], Matrix | None]:
     """Check every moment of every crash point of ``rec`` (of ``kinds``, if given).
 
     Returns the verdicts in timeline order (a crash point fails at its first moment that fails)
-    and the matrix they came from (None when the submission could not be loaded).
+    and the matrix they came from (None when the submission could not be loaded). ``checker``
+    judges one moment: ``checker(observation, scenario, crash_point) -> Verdict`` (by default
+    :func:`graders.checker.check`; an exercise with other rules, such as several tool calls in
+    one turn, passes its own).
     """
     problem = load_message(rec)
     if problem:
@@ -85,7 +89,7 @@ def judge(rec: Recording, scenario, kinds=None) -> tuple[list[Verdict], Matrix |
         checked = 0
         for moment in pm.moments:
             point = dataclasses.replace(pm.point, label=_label(pm.point, moment))
-            verdict = check(matrix.observation(pm, moment), scenario, point)
+            verdict = checker(matrix.observation(pm, moment), scenario, point)
             checked += 1
             if chosen is None or (chosen.passed and not verdict.passed):
                 chosen = verdict

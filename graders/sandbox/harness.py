@@ -29,16 +29,18 @@ class TracedHarness:
             process and can only be self-checked, see :class:`graders.harness.Harness`).
         timeout: seconds one run may take.
         sandbox: False runs the code traced but unconfined (trusted code only).
+        checker: judges one crash state (default: :func:`graders.checker.check`).
     """
 
     def __init__(self, submission: Submission, *, timeout: float | None = None,
-                 sandbox: bool = True) -> None:
+                 sandbox: bool = True, checker=None) -> None:
         if submission.in_process:
             raise TypeError("TracedHarness grades source submissions; live functions are "
                             "self-checked with graders.harness.Harness")
         self.submission = submission
         self.timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
         self.sandbox = sandbox
+        self.checker = checker
         self._runs: dict[str, tuple] = {}
         self._scenarios: dict = {}
 
@@ -74,7 +76,8 @@ class TracedHarness:
             else:
                 rec = record(self.submission.source, sc, sandbox=self.sandbox,
                              timeout=self.timeout)
-                verdicts, matrix = judge(rec, sc)
+                verdicts, matrix = (judge(rec, sc) if self.checker is None
+                                    else judge(rec, sc, checker=self.checker))
                 self._runs[sc.name] = (rec, verdicts, matrix)
         return self._runs[sc.name]
 
