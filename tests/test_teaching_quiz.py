@@ -205,3 +205,20 @@ def test_the_a_only_question_is_asked_in_part_2():
     quiz = QUIZZES["a_only_after_result"]
     right = quiz.choices[quiz.letters.index(quiz.right_letter)]
     assert "again" in right.text and "pendingToolUse" in right.text
+
+
+def test_a_view_is_displayed_with_the_script_that_makes_it_keyboard_usable(monkeypatch):
+    import IPython.display
+
+    from graders.teaching.style import A11Y_JS
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display",
+                        lambda obj, **kwargs: shown.append((obj, kwargs)))
+    show_quiz("power_loss")._ipython_display_()
+    (widget, widget_kwargs), (script, script_kwargs) = shown
+    assert "application/vnd.jupyter.widget-view+json" in widget and widget_kwargs["raw"]
+    assert script["application/javascript"] == A11Y_JS
+    assert script_kwargs["metadata"] == {"checkpoint_lab_rerun": ""}  # dropped when saved
+    # The script stops JupyterLab's notebook shortcuts on the controls themselves.
+    assert "data-lm-suppress-shortcuts" in A11Y_JS and ".cl-quiz-choices input" in A11Y_JS

@@ -28,3 +28,15 @@ class TextFallback:
         data = super()._repr_mimebundle_(**kwargs)
         data["text/plain"] = self.fallback_text()
         return data, {RERUN_KEY: self.rerun_hint}
+
+    def _ipython_display_(self) -> None:
+        # The widget, then the script that makes it usable from the keyboard and by a screen
+        # reader (graders.teaching.style.A11Y_JS); a saved notebook drops the script.
+        from IPython.display import display
+
+        from graders.teaching.style import A11Y_JS
+
+        data, metadata = self._repr_mimebundle_()
+        display(data, metadata=metadata, raw=True)
+        display({"application/javascript": A11Y_JS, "text/plain": ""},
+                metadata={RERUN_KEY: ""}, raw=True)

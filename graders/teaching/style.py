@@ -70,28 +70,39 @@ body[data-jp-theme-light="false"] .cl-quiz-verdict .cl-wrong { color: #fda29b; }
 """
 
 
-#: Gives the timeline slider's handle an accessible name and says the moment it is on
-#: (ipywidgets has no option for either). Idempotent: one observer per page.
+#: Keyboard and screen-reader fixes ipywidgets has no option for: the timeline slider's handle
+#: gets an accessible name and says the moment it is on; on each quiz option and each moment
+#: of the strip, JupyterLab's notebook shortcuts stand aside (``data-lm-suppress-shortcuts``;
+#: Lumino tests the focused element itself), so the arrow keys move between options and Enter
+#: presses a moment instead of moving between cells. Idempotent: one observer per page.
 A11Y_JS = """
 (() => {
-  const label = () => document.querySelectorAll('.cl-crash-point').forEach((slider) => {
-    const handle = slider.querySelector('.noUi-handle');
-    if (!handle) return;
-    if (handle.getAttribute('aria-label') !== 'Dies at') {
-      handle.setAttribute('aria-label', 'Dies at');
-    }
-    const readout = slider.querySelector('.widget-readout');
-    const text = readout ? readout.textContent.trim() : '';
-    if (text && handle.getAttribute('aria-valuetext') !== text) {
-      handle.setAttribute('aria-valuetext', text);
-    }
-  });
+  const fix = () => {
+    const controls = '.cl-quiz-choices input, .cl-timeline-strip button';
+    document.querySelectorAll(controls).forEach((el) => {
+      if (!el.hasAttribute('data-lm-suppress-shortcuts')) {
+        el.setAttribute('data-lm-suppress-shortcuts', 'true');
+      }
+    });
+    document.querySelectorAll('.cl-crash-point').forEach((slider) => {
+      const handle = slider.querySelector('.noUi-handle');
+      if (!handle) return;
+      if (handle.getAttribute('aria-label') !== 'Dies at') {
+        handle.setAttribute('aria-label', 'Dies at');
+      }
+      const readout = slider.querySelector('.widget-readout');
+      const text = readout ? readout.textContent.trim() : '';
+      if (text && handle.getAttribute('aria-valuetext') !== text) {
+        handle.setAttribute('aria-valuetext', text);
+      }
+    });
+  };
   if (!window.checkpointLabA11y) {
-    window.checkpointLabA11y = new MutationObserver(label);
+    window.checkpointLabA11y = new MutationObserver(fix);
     window.checkpointLabA11y.observe(document.body,
                                      {subtree: true, childList: true, characterData: true});
   }
-  label();
+  fix();
 })();
 """
 

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING
 
 import ipywidgets as widgets
 
-from graders.teaching._fallback import RERUN_KEY, TextFallback
+from graders.teaching._fallback import TextFallback
 from graders.teaching.checkpoint_view import CheckpointView
 from graders.teaching.quiz import Quiz
 from graders.teaching.quizzes import KNOWLEDGE_CHECK, QUIZZES
-from graders.teaching.style import A11Y_JS, INK, KIND_COLOURS, style_widget
+from graders.teaching.style import INK, KIND_COLOURS, style_widget
 from graders.teaching.variants import SAVE_POINTS, WRITE_MODES
 
 if TYPE_CHECKING:  # the timeline pulls in the crash harness: only the timeline view needs it
@@ -282,16 +282,6 @@ class TimelineView(TextFallback, widgets.VBox):
                            f"{' ' + html.escape(note) if note else ''}</p>")
         self.disk.value = disk_html(state)
         self.resume.value = resume_html(state)
-
-    def _ipython_display_(self) -> None:
-        # The widget, then a script that gives the slider's handle an accessible name
-        # (ipywidgets' slider has no option for it); a saved notebook drops the script.
-        from IPython.display import display
-
-        data, metadata = self._repr_mimebundle_()
-        display(data, metadata=metadata, raw=True)
-        display({"application/javascript": A11Y_JS, "text/plain": ""},
-                metadata={RERUN_KEY: ""}, raw=True)
 
     def fallback_text(self) -> str:
         return (self.timeline.to_text() + "\n\n" + self.current.to_text()
