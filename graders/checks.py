@@ -59,17 +59,20 @@ REFERENCE_LOOP = ROOT / "solutions" / "level2_reference.py"
 
 LEVEL1 = "01_incomplete_checkpoint"
 LEVEL2 = "02_two_latent_failures"
+LEVEL3 = "03_power_cut"
 
 #: The exercise notebooks (without ``.ipynb``) and a short name for each.
 NOTEBOOKS: dict[str, str] = {
     LEVEL1: "Level 1: an incomplete checkpoint",
     LEVEL2: "Level 2: two latent failures",
+    LEVEL3: "Level 3: survive a power cut",
 }
 
 #: The grade_ids of each notebook's autograded answer cells, in the order their code is joined.
 ANSWER_CELLS: dict[str, tuple[str, ...]] = {
     LEVEL1: ("l1_missing_fields_answer", "l1_save_checkpoint"),
     LEVEL2: ("l2_save_checkpoint", "l2_run_agent"),
+    LEVEL3: ("l3_save_checkpoint",),
 }
 
 VISIBLE_SCENARIO = "support-tickets"
@@ -142,6 +145,7 @@ class Check:
     scenario: str | None = None
     kinds: tuple[str, ...] = ()
     success: str = ""
+    problem: str = ""
 
 
 CHECKS: dict[str, Check] = {
@@ -184,6 +188,20 @@ CHECKS: dict[str, Check] = {
             "work is graded",
             ANSWER_CELLS[LEVEL2], HIDDEN_SCENARIO, SAVE_POINT_A_KINDS, **_SAVE_POINT_A,
         ),
+        *(Check(
+            f"l3_{name}{suffix}", LEVEL3, title + (", on a longer task" if hidden else ""),
+            2 if hidden else 3, hidden,
+            f"runs your save with the lesson's loop on {scenario} once, then builds every state a "
+            f"power cut could leave at each moment and checks that {what}",
+            ANSWER_CELLS[LEVEL3], scenario, ("power_cut",),
+            success=f"after every power cut {what}", problem=problem)
+          for name, title, problem, what in (
+              ("file_synced", "the bytes reach the disk before the rename",
+               "data_not_synced", "checkpoint.json held a complete save"),
+              ("directory_synced", "the rename reaches the disk before the next tool",
+               "rename_not_synced", "no save the loop relied on was lost"))
+          for suffix, hidden, scenario in (("", False, VISIBLE_SCENARIO),
+                                           ("_hidden", True, HIDDEN_SCENARIO))),
     )
 }
 
@@ -936,6 +954,15 @@ def grade_submission(source: str, notebook: str, *, include_hidden: bool = True,
                 results[check.id] = _cannot_grade(check.id, exc)
             except Exception as exc:  # noqa: BLE001 - one check's fault must not stop the others
                 results[check.id] = _grader_fault(check.id, exc)
+    elif notebook == LEVEL3:
+        from graders.level3 import grade_level3
+
+        try:
+            results = grade_level3(source, checks, timeout)
+        except SandboxUnavailable as exc:
+            results = {c.id: _cannot_grade(c.id, exc) for c in checks}
+        except Exception as exc:  # noqa: BLE001
+            results = {c.id: _grader_fault(c.id, exc) for c in checks}
     else:
         try:
             results = _grade_level2(source, checks, timeout, allow_fallback)

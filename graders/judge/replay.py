@@ -23,13 +23,14 @@ ROOTS = ("/work", "/tmp")
 
 _DATA_WRITES = frozenset({"write", "pwrite64", "writev", "pwritev", "pwritev2", "sendfile",
                           "copy_file_range", "splice"})
+_SYNCS = frozenset({"fsync", "fdatasync", "sync_file_range", "sync", "syncfs"})
 _BINDING = frozenset({"rename", "renameat", "renameat2", "link", "linkat", "symlink",
                       "symlinkat", "unlink", "unlinkat", "mkdir", "mkdirat", "rmdir", "mknod",
                       "mknodat"})
 
 
 class _Node:
-    __slots__ = ("kind", "data", "target", "unknown", "ident", "synced")
+    __slots__ = ("kind", "data", "target", "unknown", "ident", "durable")
     _count = 0
 
     def __init__(self, kind: str, target: str | None = None) -> None:
@@ -39,7 +40,7 @@ class _Node:
         self.data = bytearray()
         self.target = target
         self.unknown = False
-        self.synced = False
+        self.durable = b""  # what a power cut keeps: the bytes as of the last fsync
 
 
 @dataclass
@@ -469,8 +470,15 @@ class _Model:
         self.paths[self.absolute(op.pid, op.args[0], op.args[1])] = _Node(kind)
 
     def touches(self, op: Op, idents: set[int]) -> bool:
-        """Whether ``op`` writes into a node whose creation number is in ``idents``."""
-        if op.error is not None or op.ret is None or op.call not in _DATA_WRITES:
+        """Whether ``op`` writes into (or syncs) a node whose creation number is in ``idents``,
+        or syncs the working directory: a moment before a sync is one a power cut can hit."""
+        if op.error is not None or op.ret is None:
+            return False
+        if op.call in _SYNCS:
+            desc = self.desc(op.pid, op.args[0] if op.args else None)
+            return op.call in ("sync", "syncfs") or (desc is not None and (
+                desc.node.ident in idents or desc.node is self.paths.get("/work")))
+        if op.call not in _DATA_WRITES:
             return False
         desc = self.target_of(op)
         return desc is not None and desc.node.ident in idents

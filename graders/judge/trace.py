@@ -191,6 +191,7 @@ _KEEP = frozenset({
     "sendfile", "copy_file_range", "ftruncate", "truncate", "fallocate", "rename", "renameat",
     "renameat2", "link", "linkat", "symlink", "symlinkat", "unlink", "unlinkat", "mkdir",
     "mkdirat", "rmdir", "mknod", "mknodat", "fsync", "fdatasync", "lseek", "chdir", "fchdir",
+    "sync", "syncfs", "sync_file_range",
 })
 
 

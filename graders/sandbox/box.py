@@ -112,7 +112,7 @@ _TRACED = ",".join((
     "sendfile", "copy_file_range", "splice", "ftruncate", "truncate", "fallocate", "rename",
     "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat", "unlink", "unlinkat",
     "mkdir", "mkdirat", "rmdir", "mknod", "mknodat", "fsync", "fdatasync", "lseek", "chdir",
-    "fchdir", "io_uring_setup",
+    "fchdir", "sync", "syncfs", "sync_file_range", "io_uring_setup",
 ))
 
 

@@ -89,6 +89,18 @@ class TracedHarness:
         kinds = {kinds} if isinstance(kinds, str) else set(kinds)
         return [v for v in verdicts if v.kind in kinds or v.kind in (NO_CRASH, "load")]
 
+    def power_verdicts(self, scenario) -> list[Verdict]:
+        """Verdicts of every power-cut crash point of ``scenario``, from the same one run."""
+        from graders.checker import check
+        from graders.judge.power import judge_power
+
+        _rec, verdicts, matrix = self._run(scenario)
+        if matrix is None:
+            return list(verdicts)
+        power = judge_power(matrix, self.scenario(scenario), check)
+        end = [v for v in verdicts if v.kind == NO_CRASH]
+        return power + end
+
     def crash_points(self, scenario) -> list[CrashPoint]:
         """The crash points the recorded run has, in timeline order."""
         _rec, _verdicts, matrix = self._run(scenario)
