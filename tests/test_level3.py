@@ -1,0 +1,131 @@
+"""Level 3, a save that survives a power cut: the power-cut states and the two checks.
+
+The state tests are pure (traces written here in strace's format); the grading tests run each
+fixture through the sandbox, the way grading does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from graders.checks import CHECKS, grade_submission
+from graders.judge.power import power_moments
+from graders.judge.replay import replay
+from graders.judge.trace import parse_trace
+from graders.sandbox import sandbox_problem
+from tests.test_judge import hx, marker, openat, rename, write
+
+ROOT = Path(__file__).resolve().parents[1]
+SUBMISSIONS = ROOT / "tests" / "fixtures" / "submissions"
+L3 = "03_power_cut"
+SAVE = json.dumps({"turns": 1}).encode()
+
+
+def fsync(pid, fd, path):
+    return f'{pid}  fsync({fd}<{hx(path)}>) = 0'
+
+
+def states_at_tool(lines):
+    """The power states while the tool (marker seq 9) ran, as (cause, variant, bytes)."""
+    ops = parse_trace("\n".join([*lines, marker(5, 9, "tool")]), socket_inode=77)
+    moments, _ = replay(ops)
+    at_tool = [pw for pw in power_moments(moments, ops) if pw.moment.how == "call"][-1]
+    return {(s.cause, s.variant, s.data) for s in at_tool.states}
+
+
+def save(*, file_sync: bool, dir_sync: bool, dir_sync_first: bool = False):
+    lines = [openat(5, "/work/c.tmp", "O_RDWR|O_CREAT|O_EXCL", 3), write(5, 3, "/work/c.tmp", SAVE)]
+    if file_sync:
+        lines.append(fsync(5, 3, "/work/c.tmp"))
+    dir_open = (f'5  openat(AT_FDCWD<{hx("/work")}>, "{hx(".")}", O_RDONLY|O_DIRECTORY) = '
+                f'4<{hx("/work")}>')
+    if dir_sync and dir_sync_first:
+        lines += [dir_open, fsync(5, 4, "/work")]
+    lines.append(rename(5, "/work/c.tmp", "checkpoint.json"))
+    if dir_sync and not dir_sync_first:
+        lines += [dir_open, fsync(5, 4, "/work")]
+    return lines
+
+
+def test_with_both_fsyncs_a_power_cut_leaves_only_the_save():
+    assert states_at_tool(save(file_sync=True, dir_sync=True)) == {(None, "", SAVE)}
+
+
+def test_without_the_file_fsync_the_bytes_may_be_lost_zeroed_or_half_kept():
+    found = states_at_tool(save(file_sync=False, dir_sync=True))
+    assert (None, "", SAVE) in found
+    assert ("data", "lost", b"") in found
+    assert ("data", "zeroed", b"\0" * len(SAVE)) in found
+    assert any(cause == "data" and variant == "half" for cause, variant, _ in found)
+
+
+def test_without_the_folder_fsync_the_rename_may_be_undone():
+    found = states_at_tool(save(file_sync=True, dir_sync=False))
+    assert (None, "", SAVE) in found
+    assert any(cause == "rename" and data is None for cause, _, data in found), found
+
+
+def test_a_folder_fsync_before_the_rename_does_not_cover_it():
+    found = states_at_tool(save(file_sync=True, dir_sync=True, dir_sync_first=True))
+    assert any(cause == "rename" for cause, _, _ in found), found
+
+
+needs_sandbox = pytest.mark.skipif(bool(sandbox_problem()), reason=str(sandbox_problem()))
+if sandbox_problem() and os.environ.get("CI") == "true":
+    raise RuntimeError(f"CI needs the sandbox: {sandbox_problem()}")
+
+FIXTURES = {
+    "solutions/level3_reference.py": {"file_synced", "directory_synced"},
+    "tests/fixtures/submissions/level3_passes_fdatasync_pathlib.py": {"file_synced",
+                                                                     "directory_synced"},
+    "tests/fixtures/submissions/level3_starter_fails_all.py": set(),
+    "tests/fixtures/submissions/level3_fails_directory_file_only.py": {"file_synced"},
+    "tests/fixtures/submissions/level3_fails_directory_synced_before_rename.py": {"file_synced"},
+    "tests/fixtures/submissions/level3_fails_file_directory_only.py": {"directory_synced"},
+    "tests/fixtures/submissions/level3_fails_file_synced_after_rename.py": {"directory_synced"},
+}
+
+
+def level3(path: str, **kwargs):
+    code = (ROOT / path).read_text()
+    return grade_submission(f"# --- answer cell l3_save_checkpoint ---\n{code}", L3, **kwargs)
+
+
+@needs_sandbox
+@pytest.mark.sandbox
+@pytest.mark.parametrize("path", sorted(FIXTURES), ids=lambda p: Path(p).stem)
+def test_each_fixture_earns_what_its_name_says(path):
+    results = level3(path)
+    passed = {cid.removeprefix("l3_").removesuffix("_hidden") for cid, r in results.items()
+              if r.passed}
+    assert passed == FIXTURES[path], {k: r.message for k, r in results.items()}
+    for cid, result in results.items():  # the hidden check agrees with its visible twin
+        assert result.passed == results[cid.removesuffix("_hidden")].passed
+
+
+@needs_sandbox
+@pytest.mark.sandbox
+def test_the_messages_name_the_state_and_what_resume_runs_into():
+    starter = level3("tests/fixtures/submissions/level3_starter_fails_all.py",
+                     include_hidden=False)
+    data = starter["l3_file_synced"].message
+    assert "checkpoint.json could be empty" in data and "before the bytes" in data
+    assert "json.load" in data
+    rename_msg = starter["l3_directory_synced"].message
+    assert "the rename itself may never have reached the disk" in rename_msg
+    assert "run it again" in rename_msg
+    early = level3("tests/fixtures/submissions/level3_fails_directory_synced_before_rename.py",
+                   include_hidden=False)["l3_directory_synced"].message
+    assert "fsynced before the rename" in early
+    for message in (data, rename_msg, early):
+        assert "os.fsync(" not in message, "the fix is in the hints, not the message"
+
+
+def test_the_four_checks_are_registered_with_their_points():
+    ids = {c.id: c.points for c in CHECKS.values() if c.notebook == L3}
+    assert ids == {"l3_file_synced": 3, "l3_directory_synced": 3,
+                   "l3_file_synced_hidden": 2, "l3_directory_synced_hidden": 2}
