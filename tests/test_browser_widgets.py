@@ -262,6 +262,7 @@ def test_the_disk_view_at_moment_4_does_not_contradict_itself(timeline_page):
 
 def test_code_in_the_lesson_is_never_broken_mid_word(timeline_page):
     page = timeline_page
+    page.set_viewport_size({"width": 900, "height": 900})  # narrower than its longest line
     code = visible(page, ".cl-code").first
     code.scroll_into_view_if_needed()
     shot(page, "15-lesson-2-reference-code")
@@ -292,8 +293,10 @@ def _axe(page) -> list[str]:
     found = page.evaluate(
         """async (selector) => {
             const out = [];
+            let checked = 0;
             for (const el of document.querySelectorAll(selector)) {
                 if (el.closest('.lm-mod-hidden')) continue;
+                checked += 1;
                 const result = await axe.run(el, {resultTypes: ['violations']});
                 for (const v of result.violations) {
                     if (v.impact !== 'serious' && v.impact !== 'critical') continue;
@@ -301,6 +304,7 @@ def _axe(page) -> list[str]:
                               .join(' | ')}`);
                 }
             }
+            if (!checked) out.push('none of our widgets is on the page: nothing was checked');
             return out;
         }""", WIDGETS)
     return found
@@ -314,9 +318,10 @@ def _scroll_through(page, selector: str) -> None:
 
 def _dark_theme(page, dark: bool) -> None:
     page.get_by_role("menuitem", name="Settings", exact=True).click()
-    page.get_by_role("menuitem", name="Theme", exact=True).click()
+    items = ".lm-Menu:not(.lm-mod-hidden) .lm-Menu-item"
+    page.locator(items).filter(has_text=re.compile(r"^Theme\s*$")).click()
     name = "JupyterLab Dark" if dark else "JupyterLab Light"
-    page.get_by_role("menuitem", name=re.compile(f"^(Use Theme: )?{name}$")).click()
+    page.locator(items).filter(has_text=re.compile(f"^{name}\\s*$")).click()
     page.wait_for_function(
         "(want) => document.body.dataset.jpThemeLight === want", arg=str(not dark).lower())
 
@@ -330,6 +335,11 @@ def test_our_widgets_pass_axe_in_the_light_and_the_dark_theme(page, lab, lesson)
         element.locator(".cl-quiz-choices input[type=radio]").first.click()
         element.locator(".cl-quiz-verdict").wait_for()
     assert _axe(page) == []
+    if lesson == TIMELINE_LESSON:  # a control: the known finding comes back without our fix
+        handle = visible(page, ".cl-crash-point .noUi-handle")
+        handle.evaluate("h => h.removeAttribute('aria-label')")
+        assert any(v.startswith("aria-input-field-name") for v in _axe(page))
+        handle.evaluate("h => h.setAttribute('aria-label', 'Dies at')")
     _dark_theme(page, True)
     try:
         visible(page, ".cl-quiz, .cl-timeline").first.scroll_into_view_if_needed()
