@@ -806,6 +806,10 @@ def counts_against(check_id: str, verdict) -> bool:
     """
     if verdict.passed or getattr(verdict, "skipped", False):
         return False
+    if CHECKS[check_id].problem:  # a power-cut check judges its own cause
+        from graders.level3 import counts_against_power
+
+        return counts_against_power(CHECKS[check_id], verdict)
     if _kind_of(verdict) == "no_crash":
         # the end of the run is shared: a save point problem found there is save point A's
         problems = set((verdict.evidence or {}).get("problems") or ())
@@ -1020,7 +1024,8 @@ def evaluate_check(check_id: str, namespace: dict) -> CheckResult:
     from graders.sandbox.engine import SELF_CHECK_NOTE, grading_problem
 
     result = _evaluate_check(check_id, namespace)
-    if check_id != "l1_missing_fields" and grading_problem() is not None:
+    if (check_id != "l1_missing_fields" and CHECKS[check_id].notebook != LEVEL3
+            and grading_problem() is not None):
         result.message = f"{SELF_CHECK_NOTE}\n{result.message}"
     return result
 
@@ -1049,6 +1054,18 @@ def _evaluate_check(check_id: str, namespace: dict) -> CheckResult:
             loop["save_checkpoint"] = save
             return _grade_saves_all_six(Submission.from_functions(loop["run_agent"], save),
                                         "your save_checkpoint", None)
+        if check.notebook == LEVEL3:
+            from graders.level3 import grade_level3
+
+            cell = _cell_of(_live(namespace, "save_checkpoint", "l3_save_checkpoint"))
+            if cell is None:
+                return _result(check_id, False, "Could not run this check: the source of your "
+                               "save_checkpoint cell is not to be had; run that cell again.")
+            try:
+                return grade_level3(f"# --- answer cell l3_save_checkpoint ---\n{cell}",
+                                    [check], None)[check_id]
+            except SandboxUnavailable as exc:
+                return _result(check_id, False, f"Could not run this check here: {exc}.")
         save = _live(namespace, "save_checkpoint", "l2_save_checkpoint")
         agent = _live(namespace, "run_agent", "l2_run_agent")
         cells = (_source_of_cells({"l2_save_checkpoint": save, "l2_run_agent": agent})

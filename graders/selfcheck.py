@@ -38,7 +38,8 @@ class Row:
     @property
     def passed(self) -> bool | None:
         """True for a pass, False for a failure, None for a row that is neither."""
-        return {"PASS": True, "FAIL": False}.get(self.status.split()[0])
+        words = self.status.split()
+        return {"PASS": True, "FAIL": False}.get(words[0]) if words else None
 
 
 class ResultTable:

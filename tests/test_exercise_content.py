@@ -21,7 +21,10 @@ SRC = ROOT / "exercises" / "src"
 AUTHORED = {name: SRC / f"{name}.py" for name in NOTEBOOKS}
 #: Points of the manually graded written answers.
 MANUAL = {"01_incomplete_checkpoint": {"l1_where_resume_falls_over": 5},
-          "02_two_latent_failures": {"l2_name_the_failures": 4}}
+          "02_two_latent_failures": {"l2_name_the_failures": 4},
+          "03_power_cut": {"l3_why_two_fsyncs": 3}}
+#: Cells the student may edit that are neither answers nor graded: they only try things out.
+PLAYGROUND = {"l2_crash_one"}
 
 
 def cells(name: str) -> list:
@@ -63,13 +66,14 @@ def test_authored_file_parses_and_every_cell_has_a_unique_grade_id(name):
     assert all(ids), f"{name}: a cell without nbgrader metadata or grade_id"
     assert len(ids) == len(set(ids)), f"{name}: grade_ids used twice: " + str(
         sorted({i for i in ids if ids.count(i) > 1}))
-    prefix = "l1_" if name.startswith("01") else "l2_"
+    prefix = f"l{int(name[:2])}_"
     assert all(i.startswith(prefix) for i in ids)
     for cell in cells(name):
         info = meta(cell)
         assert info.get("schema_version") == 3
         if not info.get("solution"):
-            assert info.get("locked"), f"{info['grade_id']} is neither an answer nor locked"
+            assert info.get("locked") or info["grade_id"] in PLAYGROUND, (
+                f"{info['grade_id']} is neither an answer nor locked")
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -121,7 +125,8 @@ def test_point_totals(name):
     total = sum(meta(c).get("points", 0) for c in cells(name) if meta(c).get("grade"))
     auto = sum(c.points for c in CHECKS.values() if c.notebook == name)
     assert total == auto + sum(MANUAL[name].values())
-    assert total == {"01_incomplete_checkpoint": 10, "02_two_latent_failures": 14}[name]
+    assert total == {"01_incomplete_checkpoint": 10, "02_two_latent_failures": 14,
+                     "03_power_cut": 13}[name]
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -130,7 +135,8 @@ def test_answer_cells_name_code_that_exists(name):
 
     wanted = {"l1_missing_fields_answer": {"MISSING_FIELDS"},
               "l1_save_checkpoint": {"save_checkpoint"},
-              "l2_save_checkpoint": {"save_checkpoint"}, "l2_run_agent": {"run_agent"}}
+              "l2_save_checkpoint": {"save_checkpoint"}, "l2_run_agent": {"run_agent"},
+              "l3_save_checkpoint": {"save_checkpoint"}}
     for cell in cells(name):
         lab = cell.metadata.get("checkpoint_lab")
         if not lab:
@@ -245,3 +251,58 @@ def test_nbgrader_validate_tells_a_failing_check_from_a_passing_one(variant, tmp
         for check_id in ("l2_atomic_save", "l2_save_point_a"):
             assert f'run_check("{check_id}", globals())' in text, text[-2000:]
         assert "passed some but not all of the tests" in text
+
+
+def test_the_playground_cells_are_editable_and_ungraded():
+    for name in NOTEBOOKS:
+        for cell in cells(name):
+            info = meta(cell)
+            if info["grade_id"] in PLAYGROUND:
+                assert not (info["locked"] or info["solution"] or info["grade"]), info
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_the_notebook_offers_hints_and_names_a_check_command_that_works(name):
+    text = "\n".join(c.source for c in cells(name))
+    assert f'hint = Hints("{name}", globals())' in text
+    assert "`hint()`" in text
+    assert f"`checkpoint-lab check workspace/exercises/lesson2/{name}.ipynb`" in text
+    assert f"`checkpoint-lab check {name}.ipynb`" not in text
+
+
+def test_level2_says_what_is_wanted_not_where_the_failures_are():
+    """The Level 2 text before the checks must not name the fixes (issue 10): those are hints."""
+    text = ""
+    for cell in cells("02_two_latent_failures"):
+        if cell.cell_type == "markdown" and not meta(cell).get("solution"):
+            text += cell.source + "\n"
+        if meta(cell)["grade_id"] == "l2_self_check":
+            break
+    for giveaway in ("os.replace", "temp file", "atomic save", "save point A", "pendingToolUse\"]",
+                     "mkstemp", "in place", "saves only"):
+        assert giveaway not in text, f"the Level 2 text gives the fix away: {giveaway!r}"
+
+
+def test_level1_does_not_print_the_six_fields_above_the_question():
+    before = []
+    for cell in cells("01_incomplete_checkpoint"):
+        if meta(cell)["grade_id"] == "l1_missing_fields_answer":
+            break
+        before.append(cell.source)
+    text = "\n".join(before)
+    assert not all(f"`{field}`" in text for field in
+                   ("version", "task", "turns", "tokensUsed", "pendingToolUse")), (
+        "the six fields are listed just above the question that asks for them")
+
+
+def test_the_walkthrough_shows_the_starter_beside_the_reference_as_they_are():
+    from graders.teaching.variants import starter_reference_diff
+
+    text = (ROOT / "solutions" / "level2_walkthrough.md").read_text()
+    blocks = re.findall(r"^```diff\n(.*?)\n```$", text, re.S | re.M)
+    assert blocks == [starter_reference_diff("save_checkpoint").rstrip("\n"),
+                      starter_reference_diff("run_agent").rstrip("\n")], (
+        "solutions/level2_walkthrough.md is out of date with the starter or the reference: "
+        "regenerate its diff blocks from graders.teaching.variants.starter_reference_diff")
+    lessons = "\n".join(p.read_text() for p in (ROOT / "lessons").glob("*.py"))
+    assert "starter_reference_diff" not in lessons and "toggle_diff" not in lessons
