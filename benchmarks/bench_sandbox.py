@@ -3,7 +3,10 @@
 1. Every crash state of one scenario (one sandboxed, traced run, then the replay and the checks
    of every moment) divided by one plain run of the same loop (a fresh Python running the
    reference against the fake model in its own process). Goal: at most 2x.
-2. Starting the sandbox (bubblewrap, prlimit, setpriv, running ``true``) divided by starting a
+2. Level 3: enumerating every power-cut state of one submission (from its recorded run) divided
+   by the Level 2 crash matrix of the same run (replay and checks of every kill state). Goal: at
+   most 1x.
+3. Starting the sandbox (bubblewrap, prlimit, setpriv, running ``true``) divided by starting a
    bare process (``true``), and the sandbox's share of grading one whole submission (both
    notebooks, every check). Goal: the sandbox at most 10 % of a submission's grading time.
 
@@ -106,6 +109,23 @@ def main() -> int:
         print(f"  every crash state (record + judge): {graded_s * 1000:7.1f} ms  ratio "
               f"{graded_s / plain_s:4.2f}x (goal <= 2x); the run in the sandbox alone "
               f"{record_s * 1000:.1f} ms")
+    from graders.checker import check
+    from graders.judge.matrix import build_matrix
+    from graders.judge.power import judge_power
+
+    level3 = (ROOT / "solutions" / "level3_reference.py").read_text()
+    loop = source[source.index("def run_agent"):]
+    for name in ("support-tickets", "long-migration"):
+        scenario = load_scenario(name)
+        rec = record(level3 + "\n\n" + loop, scenario)
+        kill_s = median_time(lambda rec=rec, scenario=scenario: judge(rec, scenario),
+                             args.repeat)
+        matrix = build_matrix(rec, scenario)
+        power_s = median_time(lambda m=matrix, scenario=scenario: judge_power(m, scenario, check),
+                              args.repeat)
+        print(f"{name}, Level 3 reference: power-cut enumeration {power_s * 1000:6.1f} ms vs the "
+              f"kill matrix of the same run {kill_s * 1000:6.1f} ms: ratio "
+              f"{power_s / kill_s:4.2f}x (goal <= 1x)")
     bare = median_time(lambda: subprocess.run(["/usr/bin/true"], check=True), args.repeat * 3)
     boxed_cmd = sandbox_start_command()
     boxed = median_time(lambda: subprocess.run(boxed_cmd, check=True), args.repeat * 3)
