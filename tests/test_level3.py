@@ -129,3 +129,15 @@ def test_the_four_checks_are_registered_with_their_points():
     ids = {c.id: c.points for c in CHECKS.values() if c.notebook == L3}
     assert ids == {"l3_file_synced": 3, "l3_directory_synced": 3,
                    "l3_file_synced_hidden": 2, "l3_directory_synced_hidden": 2}
+
+
+@needs_sandbox
+@pytest.mark.sandbox
+def test_the_lesson_table_shows_the_four_saves_from_the_grading_engine():
+    from graders.teaching.power_cut import power_cut_rows
+
+    rows = {r.save: r for r in power_cut_rows()}
+    assert [name for name, row in rows.items() if row.ok] == ["both"]
+    assert any("empty" in s for s in rows["the folder only"].states)
+    assert any("rename was undone" in s for s in rows["the file only"].states)
+    assert rows["both"].states == ["the save A made before tool 2 (complete)"]
