@@ -360,10 +360,22 @@ def test_without_fork_every_run_is_skipped_with_a_clear_message(monkeypatch):
     assert [p.id for p in crash_points(REFERENCE, "support-tickets")] == ["no_crash"]
 
 
-def test_the_runner_starts_without_site_and_finds_both_packages():
-    path = graders.harness._runner_path().split(os.pathsep)
-    assert str(ROOT) in path
-    assert sys.executable
+def test_the_runner_starts_without_site_and_finds_both_packages(tmp_path):
+    """Start the runner as the harness does (python -S, PYTHONPATH from _runner_path) from a
+    folder that is not the checkout, and have it import both packages."""
+    import subprocess
+
+    env = dict(os.environ, PYTHONPATH=graders.harness._runner_path(),
+               PYTHONDONTWRITEBYTECODE="1")
+    env.pop("PYTHONSTARTUP", None)
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", "import sys, fake_llm, graders._runner; "
+         "print('site' in sys.modules, fake_llm.__file__, graders._runner.__file__)"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    site_loaded, fake_llm_file, runner_file = proc.stdout.split()
+    assert site_loaded == "False"
+    assert fake_llm_file.startswith(str(ROOT)) and runner_file.startswith(str(ROOT))
 
 
 def test_a_submission_knows_what_it_is_before_it_runs(tmp_path):
