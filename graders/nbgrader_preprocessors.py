@@ -109,6 +109,23 @@ class RestoreTestCells(OverwriteCells):
             nb.cells.insert(position, cell)
         return nb, resources
 
+    def add_missing_task_cells(self, nb: NotebookNode, resources: dict):
+        """nbgrader's, minus its KeyError on a cell whose nbgrader metadata has no grade_id.
+
+        OverwriteCells itself takes the grade_id from any cell it finds no source cell for (an
+        editable playground cell, or a cell a student made), and then 0.9.6 fails on that cell.
+        """
+        source_nb = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
+        source_cells = source_nb.source_cells
+        source_ids = [cell.name for cell in source_cells]
+        submitted = {cell.metadata.get("nbgrader", {}).get("grade_id") for cell in nb.cells}
+        for task_cell in source_nb.task_cells:
+            if task_cell.name not in submitted:
+                cell = self.missing_cell_transform(source_cells[source_ids.index(task_cell.name)],
+                                                   task_cell.max_score, is_task=True)
+                nb.cells.append(cell)
+        return nb, resources
+
 
 SELF_CHECK_NOTE = (
     "Not run when your work is graded: this cell runs the checks in your own kernel, where your "
