@@ -5,7 +5,9 @@ writes the workspace's own Jupyter configuration into ``<workspace>/.checkpoint-
 becomes JupyterLab, serving the workspace. Nothing outside the workspace is written: the user's
 own Jupyter settings are left alone, the news pop-up and update checks are off, nbgrader's
 assignment list works against a local exchange inside the workspace, and the kernel is this
-Python's, so ``graders`` and ``fake_llm`` import in every notebook.
+Python's, so ``graders`` and ``fake_llm`` import in every notebook. jupytext's pairing is off
+there (it is for the repository's lessons, not a student's copies), and a saved notebook keeps
+a one-line "run this cell" in place of each widget (``graders.workspace.before_save``).
 
 ``reset NOTEBOOK`` puts one notebook back to its released state and keeps the student's version
 in ``<workspace>/backups/``.

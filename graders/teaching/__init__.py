@@ -6,6 +6,8 @@
 - `graders.teaching.widgets`: the ipywidgets views (timeline, quizzes), each with a text fallback.
 - `graders.teaching.quiz`, `graders.teaching.quizzes`: quiz logic, and the lesson's questions.
 - `graders.teaching.checkpoint_view`: a checkpoint shown readably, chosen fields highlighted.
+- `graders.teaching.code_view`: code and diffs shown whole-line (no mid-word wrap), any theme.
+- `graders.teaching.style`: the widgets' stylesheet (light and dark theme) and keyboard script.
 - `graders.teaching.scene`: small helpers to describe one crash run.
 - `graders.teaching.cost`: what two saves per turn cost, measured, plotted and read.
 - `graders.teaching.deeper`: the Going deeper demonstrations (two writers, power loss).
@@ -14,5 +16,5 @@ Submodules are imported on demand, so importing this package pulls in neither ip
 matplotlib.
 """
 
-__all__ = ["variants", "timeline", "widgets", "quiz", "quizzes", "checkpoint_view", "scene",
-           "cost", "deeper"]
+__all__ = ["variants", "timeline", "widgets", "quiz", "quizzes", "checkpoint_view", "code_view",
+           "style", "scene", "cost", "deeper"]
