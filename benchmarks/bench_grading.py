@@ -52,8 +52,10 @@ MIX = ["reference", "starter", "fix_write_only", "fix_save_point_a_only", "refer
 #: Appended to a copy of the course's config: nbgrader's own autograde (a kernel per notebook).
 STOCK_AUTOGRADE = """
 _NB = "nbgrader.preprocessors."
+# (RestoreTestCells: nbgrader 0.9.6's OverwriteCells raises on the editable crash-point cell)
 c.Autograde.sanitize_preprocessors = [_NB + n for n in (
-    "ClearOutput", "DeduplicateIds", "OverwriteKernelspec", "OverwriteCells", "CheckCellMetadata")]
+    "ClearOutput", "DeduplicateIds", "OverwriteKernelspec")] + [
+    "graders.nbgrader_preprocessors.RestoreTestCells", _NB + "CheckCellMetadata"]
 c.Autograde.autograde_preprocessors = [
     _NB + "Execute", _NB + "IgnorePattern", "nbconvert.preprocessors.ClearMetadataPreprocessor",
     _NB + "LimitOutput", _NB + "SaveAutoGrades", _NB + "AssignLatePenalties",
