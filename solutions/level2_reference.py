@@ -3,7 +3,7 @@
 The starter had two latent failures, and this reference fixes both:
 
 1. ``save_checkpoint`` overwrote ``checkpoint.json`` in place, so a process killed mid-write left
-   half a JSON document and no older version to fall back on. Here every save is an *atomic
+   half a JSON document, with the previous save already gone. Here every save is an *atomic
    save*: write a temp file in the same directory, then ``os.replace`` it over ``checkpoint.json``.
 2. ``run_agent`` saved only after the tool result was recorded (save point B), so a crash while a
    tool ran left no trace of that call on disk. Here *save point A* records the call in
@@ -33,8 +33,11 @@ def save_checkpoint(state):
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(state, f)
             f.flush()
-            # A killed process keeps what the page cache holds; fsync makes the bytes survive
-            # a power loss too, before the rename makes them the checkpoint.
+            # A killed process keeps what the page cache holds; fsync also asks for the bytes to
+            # reach the disk before the rename makes them the checkpoint, for a power cut. That
+            # is enough on Linux. On macOS fsync stops at the drive's own cache, and only
+            # fcntl(fd, F_FULLFSYNC) flushes that; surviving a power cut also needs an fsync of
+            # the directory after the rename (lesson part 4). The checks kill processes only.
             os.fsync(f.fileno())
         os.replace(tmp_path, CHECKPOINT)
     except BaseException:
@@ -53,11 +56,11 @@ def run_agent(task, tools, call_model, execute_tool):
     ``execute_tool(name, input)`` returns the tool's result as a string. Each loop turn saves
     twice:
 
-    - save point A, after the model names a tool and before it runs: ``pendingToolUse`` holds
-      ``{id, name, input}``, so a crash while the tool runs leaves a record of the dangling call
-      for resume to reconcile;
-    - save point B, after the tool result is recorded in ``messages``: ``pendingToolUse`` is back
-      to ``None`` and ``turns`` counts the finished turn.
+    - save point A, once a tool has been asked for and before it starts: ``pendingToolUse``
+      holds ``{id, name, input}``, so a crash while the tool runs leaves a record of the
+      dangling call for resume to reconcile;
+    - save point B, once the tool's result is in ``messages``: ``pendingToolUse`` is back to
+      ``None`` and ``turns`` counts the finished turn.
 
     As in the lesson's loop, the final ``end_turn`` answer is not appended to ``messages``.
     """
@@ -71,14 +74,14 @@ def run_agent(task, tools, call_model, execute_tool):
     }
 
     response = call_model(tools=tools, messages=state["messages"])
-    # The lesson's loop forgets the first call's tokens; the reference counts every call.
+    # The source lesson's loop forgets the first call's tokens; the reference counts every call.
     state["tokensUsed"] += response["usage"]["output_tokens"]
 
     while response["stop_reason"] == "tool_use":
         state["messages"].append({"role": "assistant", "content": response["content"]})
-        block = next(b for b in response["content"] if b["type"] == "tool_use")
 
-        # Save point A: the model has named a tool; it has not run yet.
+        block = next(b for b in response["content"] if b["type"] == "tool_use")
+        # Save point A: a tool call is on record before the tool starts.
         state["pendingToolUse"] = {
             "id": block["id"],
             "name": block["name"],
@@ -97,7 +100,7 @@ def run_agent(task, tools, call_model, execute_tool):
         state["turns"] += 1
         state["pendingToolUse"] = None
 
-        # Save point B: this turn's tool result is fully recorded in messages.
+        # Save point B: the result of this turn's call is in messages; nothing is pending.
         save_checkpoint(state)
 
         response = call_model(tools=tools, messages=state["messages"])

@@ -41,7 +41,7 @@
 # ## The code you received
 #
 # The two cells below hold your colleague's `save_checkpoint` and `run_agent`, as they are. They
-# run: try them first. When you fix them, edit these two cells in place; keep each function at
+# run: try them first. When you fix them, edit these two cells themselves; keep each function at
 # the top level of its own cell, under the same name.
 
 # %% nbgrader={"grade": false, "grade_id": "l2_save_checkpoint", "locked": false, "schema_version": 3, "solution": true} checkpoint_lab={"solution_from": "solutions/level2_reference.py:CHECKPOINT,save_checkpoint", "starter_from": "tests/fixtures/submissions/starter_fails_all.py:save_checkpoint"}
