@@ -21,12 +21,15 @@ from graders.checks import (
 )
 from tests.conftest import ROOT
 
-L1, L2 = "01_incomplete_checkpoint", "02_two_latent_failures"
+L1, L2, L3 = "01_incomplete_checkpoint", "02_two_latent_failures", "03_power_cut"
 SUBMISSIONS = ROOT / "tests" / "fixtures" / "submissions"
 LEVEL2_REFERENCE = ROOT / "solutions" / "level2_reference.py"
 LEVEL2_STARTER = SUBMISSIONS / "starter_fails_all.py"
 LEVEL1_REFERENCE = ROOT / "solutions" / "level1_reference.py"
 LEVEL1_STARTER = SUBMISSIONS / "level1_starter.py"
+LEVEL3_REFERENCE = ROOT / "solutions" / "level3_reference.py"
+LEVEL3_STARTER = SUBMISSIONS / "level3_starter_fails_all.py"
+L3_CELL = "# --- answer cell l3_save_checkpoint ---\n"
 FIX_CHECKS = [c.id for c in CHECKS.values()]
 ATOMIC = {"l2_atomic_save", "l2_atomic_save_hidden"}
 SAVE_POINT_A = {"l2_save_point_a", "l2_save_point_a_hidden"}
@@ -72,13 +75,15 @@ def _function(path: Path, name: str) -> str:
 @pytest.fixture(scope="module")
 def reference_results():
     return {L1: grade_submission(LEVEL1_REFERENCE.read_text(), L1),
-            L2: grade_submission(LEVEL2_REFERENCE.read_text(), L2)}
+            L2: grade_submission(LEVEL2_REFERENCE.read_text(), L2),
+            L3: grade_submission(L3_CELL + LEVEL3_REFERENCE.read_text(), L3)}
 
 
 @pytest.fixture(scope="module")
 def starter_results():
     return {L1: grade_submission(LEVEL1_STARTER.read_text(), L1),
-            L2: grade_submission(LEVEL2_STARTER.read_text(), L2)}
+            L2: grade_submission(LEVEL2_STARTER.read_text(), L2),
+            L3: grade_submission(L3_CELL + LEVEL3_STARTER.read_text(), L3)}
 
 
 # -- both directions -------------------------------------------------------------------------------
@@ -385,8 +390,9 @@ def _namespace(path: Path) -> dict:
 def test_evaluate_check_on_live_functions_agrees_with_grading(check_id, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     level = CHECKS[check_id].notebook
-    reference = _namespace(LEVEL1_REFERENCE if level == L1 else LEVEL2_REFERENCE)
-    starter = _namespace(LEVEL1_STARTER if level == L1 else LEVEL2_STARTER)
+    reference = _namespace({L1: LEVEL1_REFERENCE, L2: LEVEL2_REFERENCE,
+                            L3: LEVEL3_REFERENCE}[level])
+    starter = _namespace({L1: LEVEL1_STARTER, L2: LEVEL2_STARTER, L3: LEVEL3_STARTER}[level])
     assert evaluate_check(check_id, reference).passed
     assert not evaluate_check(check_id, starter).passed
 

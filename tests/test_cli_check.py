@@ -71,7 +71,7 @@ def test_the_released_notebook_fails_its_self_check(name, tmp_path):
     assert result.returncode == 1, result.stdout + result.stderr
     assert "FAIL 0/" in result.stdout and "PASS" not in result.stdout
     summary = "points" + ("; 2 hidden checks run when your work is graded."
-                          if name.startswith("02") else ".")
+                          if name[:2] in ("02", "03") else ".")
     assert any(line.endswith(summary) for line in result.stdout.splitlines()), result.stdout
     assert "Traceback" not in result.stdout + result.stderr
 
@@ -85,7 +85,8 @@ def test_the_notebook_with_the_reference_answers_passes(name, tmp_path):
 
 
 WRITTEN = {"01_incomplete_checkpoint": "l1_where_resume_falls_over",
-           "02_two_latent_failures": "l2_name_the_failures"}
+           "02_two_latent_failures": "l2_name_the_failures",
+           "03_power_cut": "l3_why_two_fsyncs"}
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)

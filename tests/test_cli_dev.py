@@ -1,4 +1,4 @@
-"""``checkpoint-lab dev check``: names say outcomes, and a fixture that lies about its name fails."""
+"""``checkpoint-lab dev check``: names say outcomes; a fixture that lies about its name fails."""
 
 from __future__ import annotations
 

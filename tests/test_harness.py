@@ -302,7 +302,7 @@ def test_a_save_that_ignores_a_short_write_is_caught_by_the_torn_write():
                           kinds=["torn_write"])
     assert verdicts and not any(v.passed for v in verdicts)
     assert all(v.evidence["problem"] == "partial_write" for v in verdicts)
-    assert "os.write may write fewer bytes than asked" in verdicts[0].message
+    assert "os.write may write fewer bytes than it was given" in verdicts[0].message
 
 
 NEVER_SAVES = STARTER_SOURCE.replace("        save_checkpoint(state)\n", "")
