@@ -318,6 +318,20 @@ class _Session:
     # -- the end -----------------------------------------------------------------------------
 
     def stop(self) -> None:
+        # The sandbox's own pid 1 first: the kernel then ends every process in its namespace,
+        # bubblewrap exits, strace sees it and exits, and each is reaped by its own parent, so
+        # nothing is left behind as an orphan. The whole group only if that did not end it.
+        if self.sandbox and self.proc.poll() is None:
+            self.where()
+            if self.child_pid is not None:
+                try:
+                    os.kill(self.child_pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        try:
+            self.proc.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            pass
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except OSError:
