@@ -48,6 +48,23 @@ def forget(prediction_id: str | None = None) -> None:
         _LOCKED.pop(prediction_id, None)
 
 
+def _style() -> widgets.HTML:
+    """The quiz's option boxes (one box per option, the radio inside it, the chosen one marked),
+    for the prediction's options, and the colours of `compare`'s verdict."""
+    from graders.teaching.style import CSS
+
+    quiz_rules = [line for line in CSS.split("\n\n") if ".cl-quiz .cl-quiz-choices" in line]
+    css = "\n".join(rule.replace(".cl-quiz .cl-quiz-choices", ".cl-predict .cl-quiz-choices")
+                    for rule in quiz_rules)
+    css += ("\n.cl-predict-compare .cl-right { color: #1a7f37; }"
+            "\n.cl-predict-compare .cl-wrong { color: #b42318; }"
+            '\nbody[data-jp-theme-light="false"] .cl-predict-compare .cl-right { color: #75e0a7; }'
+            '\nbody[data-jp-theme-light="false"] .cl-predict-compare .cl-wrong { color: #fda29b; }')
+    style = widgets.HTML(f"<style>{css}</style>")
+    style.add_class("cl-style")
+    return style
+
+
 class PredictionView(TextFallback, widgets.VBox):
     """A question about what a crash will leave: pick an answer, lock it in, then run the cell."""
 
@@ -67,13 +84,15 @@ class PredictionView(TextFallback, widgets.VBox):
         self.choices.add_class("cl-quiz-choices")
         self.choices.add_class("cl-predict-choices")
         self.lock = widgets.Button(description="Lock in my prediction", disabled=True,
-                                   tooltip="Commit to this answer, then run the next cell")
+                                   tooltip="Commit to this answer, then run the next cell",
+                                   layout=widgets.Layout(width="max-content"))
         self.lock.add_class("cl-predict-lock")
         self.status = widgets.HTML("<em>Pick what you expect, then lock it in.</em>")
         self.status.add_class("cl-predict-status")
         self.choices.observe(self._on_pick, names="index")
         self.lock.on_click(lambda _button: self.lock_in(self.choices.index))
-        super().__init__([style_widget(), self.question, self.choices, self.lock, self.status],
+        super().__init__([style_widget(), _style(), self.question, self.choices, self.lock,
+                          self.status],
                          **kwargs)
         self.add_class("cl-predict")
         self.add_class(f"cl-predict-{prediction.id.replace('_', '-')}")
