@@ -197,10 +197,12 @@ def before_save(model: dict, **_kwargs) -> None:
     any other widget gets `WIDGET_HINT`. Only the file changes: the notebook on screen keeps
     its live widgets.
     """
+    from graders.hints import record_hints
     from graders.teaching._fallback import RERUN_KEY
 
     if model.get("type") != "notebook" or not isinstance(model.get("content"), dict):
         return
+    record_hints(model["content"])  # how many hints were opened, into the notebook's metadata
     for cell in model["content"].get("cells", []):
         outputs = cell.get("outputs") if isinstance(cell, dict) else None
         if not outputs:

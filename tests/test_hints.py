@@ -78,3 +78,20 @@ def test_the_counts_reach_the_notebooks_metadata():
 def test_an_exercise_without_hints_is_named():
     with pytest.raises(HintError, match="exercises with hints are"):
         hint_texts("03_nothing")
+
+
+def test_saving_a_notebook_in_the_workspace_records_the_counts_in_its_metadata():
+    from graders.workspace import before_save
+
+    hint = Hints("02_two_latent_failures", {
+        "run_agent": load_function("starter", "run_agent"),
+        "save_checkpoint": load_function("starter", "save_checkpoint")})
+    shown = hint("l2_atomic_save")
+    data, metadata = shown._repr_mimebundle_()
+    output = {"output_type": "execute_result", "data": data, "metadata": metadata,
+              "execution_count": 1}
+    model = {"type": "notebook", "content": {"metadata": {}, "cells": [
+        {"cell_type": "code", "source": "hint()", "outputs": [output]}]}}
+    before_save(model)
+    assert hints_opened(model["content"]) == {"l2_atomic_save": 1}
+    assert model["content"]["metadata"]["checkpoint_lab"]["hints"]["total"] == 1
