@@ -24,6 +24,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "grade": ("graders.cli_grade", "grade a folder of submissions through nbgrader"),
     "crash": ("graders.cli_crash", "run the crash matrix on a Python file and print the verdicts"),
     "dev": ("graders.cli_dev", "for maintainers: `dev check` checks every exercise both ways"),
+    "gradescope": ("graders.cli_gradescope", "write an autograder zip for Gradescope"),
 }
 
 

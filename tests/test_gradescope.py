@@ -1,0 +1,279 @@
+"""The Gradescope autograder, for real: build the zip, run its run_autograder at /autograder.
+
+Each run unpacks the zip as Gradescope does into a temporary tree and runs ``run_autograder``
+in bubblewrap with that tree bound at ``/autograder`` (the rest of the machine bound as it is;
+nothing is written to a real ``/autograder``). ``/autograder/venv`` points at this test's own
+Python environment (``setup.sh`` needs apt and a network, so it is only checked, not run); the
+code that grades is the zip's copy (``run_autograder`` puts it first on the path).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from graders.checks import CHECKS, NOTEBOOKS, grade_submission, submission_from_notebook
+from graders.gradescope import MANIFEST_NAME, VISIBILITIES
+from graders.sandbox import sandbox_problem
+from tests.conftest import IN_CI, ROOT
+from tests.fixtures.notebooks.course_cache import shared_course
+from tests.fixtures.notebooks.submissions import (
+    LEVEL1,
+    LEVEL2,
+    LEVEL3,
+    STARTER2,
+    _level1,
+    _level2,
+    _level3,
+    submission_notebook,
+)
+
+pytestmark = pytest.mark.sandbox
+
+if shutil.which("bwrap") is None or sandbox_problem():
+    if IN_CI:
+        raise RuntimeError(f"CI needs bubblewrap for the Gradescope tests: {sandbox_problem()}")
+    pytest.skip(f"no sandbox here: {sandbox_problem() or 'no bwrap'}", allow_module_level=True)
+
+FORMATS = ["text", "html", "simple_format", "md", "ansi"]
+
+#: results.json as Gradescope's specs document it ("Output format"), strict about our keys.
+SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "score": {"type": "number"},
+        "execution_time": {"type": "number"},
+        "output": {"type": "string"},
+        "output_format": {"enum": FORMATS},
+        "test_output_format": {"enum": FORMATS},
+        "test_name_format": {"enum": FORMATS},
+        "visibility": {"enum": list(VISIBILITIES)},
+        "stdout_visibility": {"enum": list(VISIBILITIES)},
+        "extra_data": {"type": "object"},
+        "tests": {"type": "array", "items": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["name", "max_score", "output", "visibility"],
+            "properties": {
+                "score": {"type": "number"},
+                "max_score": {"type": "number", "minimum": 0},
+                "status": {"enum": ["passed", "failed"]},
+                "name": {"type": "string", "minLength": 1},
+                "name_format": {"enum": FORMATS},
+                "number": {"type": "string"},
+                "output": {"type": "string"},
+                "output_format": {"enum": FORMATS},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "visibility": {"enum": list(VISIBILITIES)},
+                "extra_data": {"type": "object"},
+            },
+        }},
+        "leaderboard": {"type": "array"},
+    },
+    # the specs: a top-level score, or a score on every test
+    "anyOf": [{"required": ["score"]},
+              {"properties": {"tests": {"items": {"required": ["score"]}}}}],
+}
+
+WRITTEN = {"l1_where_resume_falls_over": 5, "l2_name_the_failures": 4}
+
+FORGE = '''
+import json as _json
+for _path in ("/autograder/results/results.json", "/autograder/source/checkpoint_lab_course.json"):
+    try:
+        with open(_path, "w") as _f:
+            _json.dump({"score": 999, "tests": []}, _f)
+    except OSError:
+        pass
+'''
+
+
+@pytest.fixture(scope="module")
+def autograder_zip(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("gradescope") / "autograder.zip"
+    done = subprocess.run([sys.executable, "-m", "graders.cli", "gradescope", "--course",
+                           str(shared_course().root), "-o", str(out)],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert "manually graded questions" in done.stdout
+    return out
+
+
+def _release(name: str) -> dict:
+    return json.loads((ROOT / "exercises" / f"{name}.ipynb").read_text())
+
+
+def run_autograder(zip_path: Path, tree: Path, files: dict[str, bytes]) -> dict:
+    """Unpack the zip into ``tree`` as Gradescope does, hand in ``files``, run, read results."""
+    (tree / "source").mkdir(parents=True)
+    (tree / "results").mkdir()
+    (tree / "submission").mkdir()
+    with zipfile.ZipFile(zip_path) as archive:
+        archive.extractall(tree / "source")
+    shutil.copy(tree / "source" / "run_autograder", tree / "run_autograder")
+    os.chmod(tree / "run_autograder", 0o755)
+    (tree / "venv").symlink_to(sys.prefix)
+    for name, data in files.items():
+        (tree / "submission" / name).write_bytes(data)
+    # Bind the machine's top-level entries one by one over bubblewrap's empty root, so that
+    # /autograder can be made there without creating it on the real root.
+    cmd = ["bwrap"]
+    for top in sorted(os.listdir("/")):
+        path = Path("/") / top
+        if top == "autograder":
+            continue
+        if path.is_symlink():
+            cmd += ["--symlink", os.readlink(path), str(path)]
+        elif path.is_dir():
+            cmd += ["--dev-bind", str(path), str(path)]
+    if os.geteuid() != 0:
+        cmd += ["--unshare-user", "--uid", str(os.geteuid())]
+    cmd += ["--bind", str(tree), "/autograder", "--chdir", "/autograder", "--die-with-parent",
+            "/autograder/run_autograder"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads((tree / "results" / "results.json").read_text())
+    jsonschema.validate(results, SCHEMA)
+    return results
+
+
+def _by_check(results: dict) -> dict[str, dict]:
+    return {t["tags"][0]: t for t in results["tests"] if t["tags"][0] in CHECKS}
+
+
+def _assert_same_as_grade_submission(results: dict, notebooks: dict[str, dict]) -> None:
+    tests = _by_check(results)
+    assert set(tests) == set(CHECKS), "one test per check of every exercise"
+    for exercise, nb in notebooks.items():
+        expected = grade_submission(submission_from_notebook(nb, exercise), exercise)
+        for check_id, result in expected.items():
+            test = tests[check_id]
+            assert test["score"] == result.points_earned, (check_id, test["output"])
+            assert test["max_score"] == CHECKS[check_id].points
+            assert test["status"] == ("passed" if result.passed else "failed")
+            assert result.message.split("\n")[0][:40] in " ".join(test["output"].split())
+    for check_id, test in tests.items():
+        wanted = "after_published" if CHECKS[check_id].hidden else "visible"
+        assert test["visibility"] == wanted, check_id
+    assert results["score"] == sum(t["score"] for t in tests.values())
+
+
+def _assert_written_marked_by_hand(results: dict) -> None:
+    written = {t["tags"][0]: t for t in results["tests"] if "manual" in t["tags"]}
+    for grade_id, points in WRITTEN.items():
+        assert "score" not in written[grade_id] and "status" not in written[grade_id]
+        assert written[grade_id]["max_score"] == points
+        assert "marked by hand" in written[grade_id]["output"]
+    assert "marked by hand" in results["output"]
+
+
+def test_the_zip_is_in_gradescopes_format(autograder_zip):
+    with zipfile.ZipFile(autograder_zip) as archive:
+        names = set(archive.namelist())
+        modes = {i.filename: i.external_attr >> 16 for i in archive.infolist()}
+        setup = archive.read("setup.sh").decode()
+        run = archive.read("run_autograder").decode()
+        manifest = json.loads(archive.read(MANIFEST_NAME))
+        constraints = archive.read("checkpoint-lab/constraints.txt").decode()
+    assert {"setup.sh", "run_autograder", "checkpoint-lab/pyproject.toml",
+            "checkpoint-lab/graders/gradescope.py", "checkpoint-lab/solutions/level2_reference.py",
+            "checkpoint-lab/fake_llm/scenarios/support-tickets.json"} <= names
+    assert not [n for n in names if "__pycache__" in n]
+    assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
+    for name, text in (("setup.sh", setup), ("run_autograder", run)):
+        assert text.startswith("#!/usr/bin/env bash\n")
+        check = subprocess.run(["bash", "-n"], input=text, capture_output=True, text=True)
+        assert check.returncode == 0, f"{name}: {check.stderr}"
+    for wanted in ("apt-get install", "bubblewrap", "strace", "util-linux", "python3.11",
+                   "-m venv /autograder/venv", '-c "$SOURCE/checkpoint-lab/constraints.txt"',
+                   '-e "$SOURCE/checkpoint-lab"'):
+        assert wanted in setup, f"setup.sh does not install {wanted!r}"
+    assert "nbgrader==" in constraints
+    assert "-m graders.gradescope /autograder" in run and "CHECKPOINT_LAB_SANDBOX=on" in run
+    written = {w["grade_id"]: w["points"] for e in manifest["exercises"] for w in e["written"]}
+    assert {k: written[k] for k in WRITTEN} == WRITTEN
+    assert [e["exercise"] for e in manifest["exercises"]] == list(NOTEBOOKS)
+
+
+def test_the_reference_gets_every_point(autograder_zip, tmp_path):
+    notebooks = {LEVEL1: _level1(_release(LEVEL1), "solutions/level1_reference.py"),
+                 LEVEL2: submission_notebook("reference", _release(LEVEL2)),
+                 LEVEL3: _level3(_release(LEVEL3), "solutions/level3_reference.py")}
+    results = run_autograder(autograder_zip, tmp_path, {
+        f"{name}.ipynb": json.dumps(nb).encode() for name, nb in notebooks.items()})
+    _assert_same_as_grade_submission(results, notebooks)
+    assert results["score"] == sum(c.points for c in CHECKS.values())
+    _assert_written_marked_by_hand(results)
+
+
+def test_the_starter_in_a_zip_under_other_names_scores_nothing(autograder_zip, tmp_path):
+    notebooks = {LEVEL1: _level1(_release(LEVEL1), "tests/fixtures/submissions/level1_starter.py"),
+                 LEVEL2: _level2(_release(LEVEL2), STARTER2),
+                 LEVEL3: _level3(_release(LEVEL3),
+                                 "tests/fixtures/submissions/level3_starter_fails_all.py")}
+    bundle = tmp_path / "bundle.zip"
+    with zipfile.ZipFile(bundle, "w") as archive:
+        for index, nb in enumerate(notebooks.values()):
+            archive.writestr(f"my work/attempt {index}.ipynb", json.dumps(nb))
+    results = run_autograder(autograder_zip, tmp_path / "tree", {"mine.zip": bundle.read_bytes()})
+    _assert_same_as_grade_submission(results, notebooks)
+    assert results["score"] == 0
+    assert "not passed (0/3 points)" in _by_check(results)["l2_atomic_save"]["output"]
+    assert "graded mine.zip:my work/attempt 1.ipynb" in results["output"]
+
+
+def test_one_fix_and_a_missing_and_an_unreadable_notebook(autograder_zip, tmp_path):
+    nb = submission_notebook("fix_write_only", _release(LEVEL2))
+    results = run_autograder(autograder_zip, tmp_path, {
+        "lesson2.ipynb": json.dumps(nb).encode(),
+        f"{LEVEL1}.ipynb": b"def save_checkpoint(state):\n    pass\n"})
+    _assert_same_as_grade_submission_for(results, {LEVEL2: nb})
+    notebook_tests = {t["tags"][0]: t for t in results["tests"] if "notebook" in t["tags"]}
+    assert set(notebook_tests) == {LEVEL1, LEVEL3}
+    unreadable, missing = notebook_tests[LEVEL1], notebook_tests[LEVEL3]
+    assert unreadable["status"] == missing["status"] == "failed"
+    assert f"{LEVEL1}.ipynb could not be read: it is not a notebook: it is not JSON" \
+        in unreadable["output"]
+    assert "no notebook of this exercise was found" in missing["output"]
+    assert "Upload your 03_power_cut.ipynb" in missing["output"]
+    for check_id in ("l1_missing_fields", "l3_file_synced"):
+        assert _by_check(results)[check_id]["score"] == 0
+    assert results["score"] == 3 + 2  # the two atomic-save checks of Level 2
+    _assert_written_marked_by_hand(results)
+
+
+def _assert_same_as_grade_submission_for(results: dict, notebooks: dict[str, dict]) -> None:
+    tests = _by_check(results)
+    for exercise, nb in notebooks.items():
+        for check_id, result in grade_submission(submission_from_notebook(nb, exercise),
+                                                 exercise).items():
+            assert tests[check_id]["score"] == result.points_earned, check_id
+            assert tests[check_id]["status"] == ("passed" if result.passed else "failed")
+
+
+def test_student_code_cannot_rewrite_results_json(autograder_zip, tmp_path):
+    nb = _level2(_release(LEVEL2), STARTER2, FORGE)
+    results = run_autograder(autograder_zip, tmp_path, {f"{LEVEL2}.ipynb":
+                                                        json.dumps(nb).encode()})
+    assert results["score"] == 0 and results["tests"]
+    manifest = json.loads((tmp_path / "source" / MANIFEST_NAME).read_text())
+    assert "exercises" in manifest
+
+
+def test_gradescope_without_a_course_says_what_to_do(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "graders.cli", "gradescope", "--course",
+                           str(tmp_path / "nowhere"), "-o", str(tmp_path / "a.zip")],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("checkpoint-lab gradescope: ")
+    assert "checkpoint-lab course" in done.stderr
+    assert not (tmp_path / "a.zip").exists()
