@@ -944,20 +944,24 @@ def grade_submission(source: str, notebook: str, *, include_hidden: bool = True,
     checks = checks_for(notebook, include_hidden=include_hidden)
     results: dict[str, CheckResult] = {}
     if notebook == LEVEL1:
+        from concurrent.futures import ThreadPoolExecutor
+
         cells = _split_cells(source)
-        for check in checks:
+
+        def one(check: Check) -> CheckResult:
             try:
                 code, problem = _cell_code(cells, source, check.answer_cells[0])
                 if check.id == "l1_missing_fields":
-                    results[check.id] = _grade_missing_fields(code, problem, timeout,
-                                                              allow_fallback)
-                else:
-                    results[check.id] = _grade_level1_save(code, problem, timeout,
-                                                           allow_fallback)
+                    return _grade_missing_fields(code, problem, timeout, allow_fallback)
+                return _grade_level1_save(code, problem, timeout, allow_fallback)
             except SandboxUnavailable as exc:
-                results[check.id] = _cannot_grade(check.id, exc)
+                return _cannot_grade(check.id, exc)
             except Exception as exc:  # noqa: BLE001 - one check's fault must not stop the others
-                results[check.id] = _grader_fault(check.id, exc)
+                return _grader_fault(check.id, exc)
+
+        # each check is a run in its own sandbox: side by side, the threads only wait
+        with ThreadPoolExecutor(len(checks) or 1) as pool:
+            results = dict(zip((c.id for c in checks), pool.map(one, checks), strict=True))
     elif notebook == LEVEL3:
         from graders.level3 import grade_level3
 
