@@ -411,7 +411,8 @@ def resume(
     if state["pendingToolUse"] is not None:
         report.steps.append(
             f"pendingToolUse: {_describe_call(pending)} was in flight when the process died. "
-            "Whether it finished is Lesson 3's reconciliation; this routine runs it again."
+            "Whether it finished is for the course's next lesson to reconcile; this routine runs "
+            "it again."
         )
         if not run_tool(pending):
             return _finish(report, messages, state["turns"])

@@ -259,7 +259,8 @@ def _conclusion(moment: Moment, disk: DiskState, obs: Observation, report: Resum
         return f"{lost}: the task starts over from zero{rerun}."
     if disk.in_flight and disk.records_in_flight:
         return (f"pendingToolUse says {disk.in_flight['name']} was in flight, so resume knows "
-                "exactly which call to reconcile (Lesson 3: did it run?) before it goes on.")
+                "exactly which call to reconcile (did it run? the course's next lesson, Resuming "
+                "from a checkpoint) before it goes on.")
     if disk.in_flight:
         twice = (f"; {_tool_names(again)} runs a second time" if again else "")
         return (f"it sees turn {disk.checkpoint.get('turns')} finished and nothing pending: it "
@@ -278,7 +279,7 @@ def _conclusion(moment: Moment, disk: DiskState, obs: Observation, report: Resum
     if isinstance(pending, dict):
         return (f"the last complete save is save point A of turn {turns + 1}: pendingToolUse "
                 f"names {pending.get('name')}, so resume knows that call may have run and "
-                "reconciles it (Lesson 3) before it goes on.")
+                "reconciles it (the course's next lesson) before it goes on.")
     if moment.kind == "save" and not saves_here:
         return (f"no save happens here, so it picks up after turn {turns} and asks the model "
                 "again; the tool has not run yet, so nothing is lost but the model's answer.")
