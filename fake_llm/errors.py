@@ -26,7 +26,12 @@ class ConversationError(FakeLLMError):
         index: the index in ``messages`` of the message that breaks it, or ``None`` when the
             problem is not one message (an empty list, the ``tools`` argument).
         expected: what the model expected instead, in words.
+        status_code: 400, as the API's answer to a request it refuses.
+        body: the error as the API's 400 response body: ``{"type": "error", "error":
+            {"type": "invalid_request_error", "message": ...}}``.
     """
+
+    status_code = 400
 
     def __init__(self, rule: str, index: int | None, problem: str, expected: str) -> None:
         self.rule = rule
@@ -38,6 +43,14 @@ class ConversationError(FakeLLMError):
 
     def __reduce__(self):
         return type(self), (self.rule, self.index, self.problem, self.expected)
+
+    @property
+    def body(self) -> dict:
+        """The refusal shaped like the body of the Messages API's 400 response."""
+        return {
+            "type": "error",
+            "error": {"type": "invalid_request_error", "message": str(self)},
+        }
 
 
 class ToolError(FakeLLMError):

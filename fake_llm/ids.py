@@ -24,9 +24,13 @@ def _base62(number: int, length: int) -> str:
     return "".join(chars)
 
 
-def tool_use_id(scenario: str, turn: int) -> str:
-    """The id of the tool_use block of ``turn`` (1-based) in ``scenario``: ``toolu_01...``."""
-    return "toolu_01" + _base62(digest_int(scenario, "tool_use", turn), 22)
+def tool_use_id(scenario: str, turn: int, block: int = 0) -> str:
+    """The id of tool_use block ``block`` (from 0) of ``turn`` (1-based) in ``scenario``.
+
+    ``toolu_01...``; the first block of a turn keeps the id a one-call turn always had.
+    """
+    parts = (scenario, "tool_use", turn) if block == 0 else (scenario, "tool_use", turn, block)
+    return "toolu_01" + _base62(digest_int(*parts), 22)
 
 
 def message_id(scenario: str, turn: int) -> str:

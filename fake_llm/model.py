@@ -91,8 +91,10 @@ class _ScriptCheck:
         self._contents = [
             canonical_json(scenario.turn_content(t)) for t in range(1, scenario.turn_count + 1)
         ]
+        last = scenario.turn_count
+        self._turn_calls = [scenario.turn_calls(t) for t in range(1, last)]
+        self._turn_results = [scenario.turn_results(t) for t in range(1, last)]
         self._results = scenario.tool_results
-        self._calls = scenario.tool_calls
 
     def __call__(self, index: int, message: dict) -> None:
         if index == 0:
@@ -118,8 +120,11 @@ class _ScriptCheck:
     def _describe(self, turn: int) -> str:
         if turn == self.scenario.turn_count:
             return f"turn {turn}, the final answer"
-        call = self._calls[turn - 1]
-        return f"turn {turn}, the tool_use of {call['name']} (id {call['id']})"
+        calls = self._turn_calls[turn - 1]
+        if len(calls) == 1:
+            return f"turn {turn}, the tool_use of {calls[0]['name']} (id {calls[0]['id']})"
+        named = ", ".join(f"{c['name']} (id {c['id']})" for c in calls)
+        return f"turn {turn}, the {len(calls)} tool_use blocks of {named}"
 
     def _check_assistant(self, index: int, message: dict, turn: int) -> None:
         final = self.scenario.turn_count
@@ -162,16 +167,48 @@ class _ScriptCheck:
         )
 
     def _check_result(self, index: int, message: dict, turn: int) -> None:
-        call = self._calls[turn - 1]
-        wanted = self._results[turn - 1]
+        calls = self._turn_calls[turn - 1]
+        results = self._turn_results[turn - 1]
         blocks = _blocks(message)
-        # The rules walk has already checked that the first block answers this turn's tool_use.
-        block = blocks[0]
+        # The rules walk has already checked that this message answers every call of the turn
+        # (each once, none unknown) and that its tool_result blocks come first.
+        answers = [b for b in blocks if b["type"] == "tool_result"]
+        order = [b["tool_use_id"] for b in answers]
+        if order != [c["id"] for c in calls]:
+            names = {c["id"]: c["name"] for c in calls}
+            raise ConversationError(
+                "tool_results_out_of_order",
+                index,
+                "this user message answers the calls in the order "
+                + ", ".join(names.get(tid, tid) for tid in order)
+                + f", but messages[{index - 1}] asked for them in the order "
+                + ", ".join(c["name"] for c in calls)
+                + ".",
+                "one tool_result per tool_use block, in the order of the blocks.",
+            )
+        for position, (call, wanted, block) in enumerate(
+            zip(calls, results, answers, strict=True)
+        ):
+            self._check_one_result(index, message, position, call, wanted, block,
+                                   len(blocks), len(calls))
+
+    def _check_one_result(
+        self,
+        index: int,
+        message: dict,
+        position: int,
+        call: dict,
+        wanted: str,
+        block: dict,
+        count: int,
+        calls: int,
+    ) -> None:
         result = block.get("content", "")
         if isinstance(result, list):
             result = "".join(part["text"] for part in result)
+        what = "one tool_result block" if calls == 1 else f"content[{position}]: a tool_result"
         expected = (
-            f"one tool_result block for {call['name']} (id {call['id']}) whose content is the "
+            f"{what} for {call['name']} (id {call['id']}) whose content is the "
             f"string execute_tool returned ({len(wanted)} characters, starting "
             f"{_preview(wanted)})."
         )
@@ -186,11 +223,11 @@ class _ScriptCheck:
                 f"got {len(result)} characters starting {_preview(result)}.",
                 expected,
             )
-        if len(blocks) > 1 or block.get("is_error"):
+        if count > calls or block.get("is_error"):
             extra = (
                 "is marked is_error"
                 if block.get("is_error")
-                else f"has {len(blocks)} content blocks"
+                else f"has {count} content blocks"
             )
             raise ConversationError(
                 "script_mismatch", index, f"this tool_result message {extra}.", expected

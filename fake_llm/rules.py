@@ -27,6 +27,13 @@ RULES: dict[str, str] = {
         "a tool_result answers a tool_use of the assistant message just before it"
     ),
     "tool_result_duplicate": "each tool_use is answered exactly once",
+    "tool_results_split": (
+        "when one assistant message asks for several tools, every tool_result comes in the one "
+        "user message that follows, not spread over several messages"
+    ),
+    "tool_results_out_of_order": (
+        "the tool_results of one turn come in the order of its tool_use blocks (script rule)"
+    ),
     "tool_use_id_duplicate": "tool_use ids are unique in the conversation",
     "tool_undeclared": "every tool used is declared in the request's tools",
     "last_not_user": "the last message sent to the model is a user message",
@@ -136,7 +143,8 @@ def walk_conversation(
             )
         blocks = _blocks(message)
         if role == "user":
-            _check_tool_results(index, blocks, pending, seen_ids, answered)
+            following = messages[index + 1] if index + 1 < len(messages) else None
+            _check_tool_results(index, blocks, pending, seen_ids, answered, following)
             pending = {}
         else:
             _check_declared(index, blocks, declared)
@@ -287,6 +295,7 @@ def _check_tool_results(
     pending: dict[str, str],
     seen_ids: dict[str, int],
     answered: dict[str, int],
+    following: object = None,
 ) -> None:
     here: set[str] = set()
     seen_text = False
@@ -329,17 +338,57 @@ def _check_tool_results(
                 expected,
             )
         here.add(tid)
-    for tid, name in pending.items():
-        if tid not in here:
-            raise ConversationError(
-                "tool_result_missing",
-                index,
-                f"messages[{index - 1}] asked for tool {name} (id {tid}), and this user message "
-                "has no tool_result for it.",
-                f"this message's content to start with {_result_example(tid)}.",
-            )
+    missing = {tid: name for tid, name in pending.items() if tid not in here}
+    if missing and len(pending) > 1:
+        _check_not_split(index, pending, missing, following)
+        asked = ", ".join(f"{name} (id {tid})" for tid, name in pending.items())
+        lacking = ", ".join(f"{name} (id {tid})" for tid, name in missing.items())
+        raise ConversationError(
+            "tool_result_missing",
+            index,
+            f"messages[{index - 1}] asked for {len(pending)} tools at once ({asked}), and this "
+            f"user message answers {len(here)} of them: no tool_result for {lacking}.",
+            f"one tool_result per tool_use block of messages[{index - 1}], all in this one user "
+            "message.",
+        )
+    for tid, name in missing.items():
+        raise ConversationError(
+            "tool_result_missing",
+            index,
+            f"messages[{index - 1}] asked for tool {name} (id {tid}), and this user message "
+            "has no tool_result for it.",
+            f"this message's content to start with {_result_example(tid)}.",
+        )
     for tid in here:
         answered[tid] = index
+
+
+def _check_not_split(
+    index: int, pending: dict[str, str], missing: dict[str, str], following: object
+) -> None:
+    """A user message that answers some of a turn's calls, followed by another user message
+    that answers the rest: the results were split across messages."""
+    if not isinstance(following, dict) or following.get("role") != "user":
+        return
+    content = following.get("content")
+    if not isinstance(content, list):
+        return
+    later = {
+        b.get("tool_use_id")
+        for b in content
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    }
+    if not later & set(missing):
+        return
+    raise ConversationError(
+        "tool_results_split",
+        index,
+        f"messages[{index - 1}] asked for {len(pending)} tools at once, and their tool_results "
+        f"are split: this user message answers {len(pending) - len(missing)} of them and "
+        f"messages[{index + 1}] answers more.",
+        f"one user message right after messages[{index - 1}] holding a tool_result for every "
+        "tool_use block, in the order of the blocks.",
+    )
 
 
 def _check_declared(index: int, blocks: list[dict], declared: set[str] | None) -> None:

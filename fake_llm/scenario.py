@@ -99,13 +99,33 @@ class Scenario:
 
     @property
     def tool_calls(self) -> list[dict]:
-        """The scripted tool calls ``{"id", "name", "input"}``, in order (a copy)."""
-        return [copy.deepcopy(turn["call"]) for turn in self._turns[:-1]]
+        """The scripted tool calls ``{"id", "name", "input"}``, in order (a copy).
+
+        Tool call ``k`` is the k-th call the tools run: in a turn with several ``tool_use``
+        blocks, one per block, in the order of the blocks.
+        """
+        return [copy.deepcopy(call) for turn in self._turns[:-1] for call in turn["calls"]]
 
     @property
     def tool_results(self) -> list[str]:
         """The result of each scripted tool call, in the same order."""
-        return [turn["result"] for turn in self._turns[:-1]]
+        return [result for turn in self._turns[:-1] for result in turn["results"]]
+
+    @property
+    def parallel(self) -> bool:
+        """Whether some turn asks for several tools at once (several ``tool_use`` blocks)."""
+        return any(len(turn.get("calls", ())) > 1 for turn in self._turns)
+
+    def turn_calls(self, turn: int) -> list[dict]:
+        """The calls ``{"id", "name", "input"}`` of ``turn`` (1-based), in block order (a copy).
+
+        Empty for the final answer.
+        """
+        return copy.deepcopy(self._turns[turn - 1].get("calls", []))
+
+    def turn_results(self, turn: int) -> list[str]:
+        """The results of ``turn``'s calls, in block order (empty for the final answer)."""
+        return list(self._turns[turn - 1].get("results", []))
 
     @property
     def turn_count(self) -> int:
@@ -119,9 +139,9 @@ class Scenario:
     def conversation(self) -> list[dict]:
         """The ``messages`` a correct loop (the lesson's) holds when it stops.
 
-        The user's task, then for each tool call the assistant message that asked for it and the
-        user message carrying its ``tool_result``. The final answer is not appended, as in the
-        lesson's loop.
+        The user's task, then for each tool turn the assistant message that asked for its calls
+        and ONE user message carrying a ``tool_result`` for each call, in the order of the
+        blocks. The final answer is not appended, as in the lesson's loop.
         """
         messages: list[dict] = [{"role": "user", "content": self._task}]
         for turn in self._turns[:-1]:
@@ -130,11 +150,8 @@ class Scenario:
                 {
                     "role": "user",
                     "content": [
-                        {
-                            "type": "tool_result",
-                            "tool_use_id": turn["call"]["id"],
-                            "content": turn["result"],
-                        }
+                        {"type": "tool_result", "tool_use_id": call["id"], "content": result}
+                        for call, result in zip(turn["calls"], turn["results"], strict=True)
                     ],
                 }
             )
@@ -175,9 +192,11 @@ class Scenario:
     def result_for(self, name: str, tool_input: object) -> str | None:
         """The scripted result of calling ``name`` with ``tool_input``, or ``None``."""
         for turn in self._turns[:-1]:
-            call = turn["call"]
-            if call["name"] == name and canonical_json(call["input"]) == canonical_json(tool_input):
-                return turn["result"]
+            for call, result in zip(turn["calls"], turn["results"], strict=True):
+                if call["name"] == name and (
+                    canonical_json(call["input"]) == canonical_json(tool_input)
+                ):
+                    return result
         return None
 
 
@@ -320,37 +339,63 @@ def _build_turns(turns: list, scenario: str, tools: dict[str, dict]) -> list[dic
     for position, turn in enumerate(turns):
         where = f"turns[{position}]"
         if position < last:
-            _keys(turn, where, {"content": list, "result": (str, dict)}, {})
+            _keys(turn, where, {"content": list}, {"result": (str, dict), "results": list})
+            if "result" not in turn and "results" not in turn:
+                raise _Invalid(f"{where}.result", "missing required field")
+            if "result" in turn and "results" in turn:
+                raise _Invalid(
+                    where,
+                    "a tool turn has either 'result' (one tool_use block) or 'results' (one per "
+                    "tool_use block, for a turn with several), not both",
+                )
         else:
             _keys(turn, where, {"content": list}, {})
-        content = _build_content(turn["content"], f"{where}.content", position == last, tools)
+        several = "results" in turn
+        content = _build_content(
+            turn["content"], f"{where}.content", position == last, tools, several
+        )
         entry: dict = {"content": content}
         if position < last:
-            block = next(b for b in content if b["type"] == "tool_use")
-            block["id"] = tool_use_id(scenario, position + 1)
-            entry["call"] = {
-                "id": block["id"],
-                "name": block["name"],
-                "input": copy.deepcopy(block["input"]),
-            }
-            result = turn["result"]
-            if isinstance(result, dict):
-                result = _generate(result, f"{where}.result", scenario, position + 1)
-            entry["result"] = result
-            key = block["name"] + "\x00" + canonical_json(block["input"])
-            if key in seen_calls and seen_calls[key][1] != result:
+            blocks = [b for b in content if b["type"] == "tool_use"]
+            raw = turn["results"] if several else [turn["result"]]
+            field = "results" if several else "result"
+            if len(raw) != len(blocks):
                 raise _Invalid(
-                    f"{where}.result",
-                    f"turns[{seen_calls[key][0]}] calls {block['name']} with the same input but a "
-                    "different result; the fake tools look results up by name and input, so they "
-                    "must agree",
+                    f"{where}.results",
+                    f"has {len(raw)} results for {len(blocks)} tool_use blocks; give one result "
+                    "per block, in the order of the blocks",
                 )
-            seen_calls[key] = (position, result)
+            entry["calls"], entry["results"] = [], []
+            for j, (block, result) in enumerate(zip(blocks, raw, strict=True)):
+                at = f"{where}.{field}" + (f"[{j}]" if several else "")
+                block["id"] = tool_use_id(scenario, position + 1, j)
+                entry["calls"].append(
+                    {"id": block["id"], "name": block["name"],
+                     "input": copy.deepcopy(block["input"])}
+                )
+                if isinstance(result, dict):
+                    seed = position + 1 if j == 0 else f"{position + 1}.{j}"
+                    result = _generate(result, at, scenario, seed)
+                elif not isinstance(result, str):
+                    kind = type(result).__name__
+                    raise _Invalid(at, f"must be a string or an object, got {kind}")
+                entry["results"].append(result)
+                key = block["name"] + "\x00" + canonical_json(block["input"])
+                if key in seen_calls and seen_calls[key][1] != result:
+                    raise _Invalid(
+                        at,
+                        f"{seen_calls[key][0]} calls {block['name']} with the same input but a "
+                        "different result; the fake tools look results up by name and input, so "
+                        "they must agree",
+                    )
+                seen_calls[key] = (f"turns[{position}]" if not several else at, result)
         built.append(entry)
     return built
 
 
-def _build_content(content: list, where: str, final: bool, tools: dict[str, dict]) -> list[dict]:
+def _build_content(
+    content: list, where: str, final: bool, tools: dict[str, dict], several: bool = False
+) -> list[dict]:
     if not content:
         raise _Invalid(where, "must hold at least one content block")
     tool_uses = 0
@@ -387,10 +432,17 @@ def _build_content(content: list, where: str, final: bool, tools: dict[str, dict
         raise _Invalid(where, "the last turn is the final answer: text blocks only, no tool_use")
     if final and not blocks:
         raise _Invalid(where, "the final answer needs a text block")
-    if not final and tool_uses != 1:
+    if not final and not several and tool_uses != 1:
         raise _Invalid(
             where,
-            f"a tool turn has exactly one tool_use block (the course's rule), found {tool_uses}",
+            f"a tool turn has exactly one tool_use block (the course's rule), found {tool_uses}; "
+            "a turn that asks for several tools at once gives 'results', one per block",
+        )
+    if not final and several and tool_uses < 2:
+        raise _Invalid(
+            where,
+            f"a turn with 'results' asks for several tools at once: two or more tool_use "
+            f"blocks, found {tool_uses} (one call takes 'result')",
         )
     return blocks
 

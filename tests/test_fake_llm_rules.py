@@ -296,3 +296,98 @@ def test_values_json_cannot_hold_are_refused_not_crashed_on(sc, conv):
     conv[1]["content"][1]["input"]["period"] = {"last_quarter"}
     error = refused(sc, conv[:3])
     assert (error.rule, error.index) == ("script_mismatch", 1)
+
+
+# Several tool calls in one turn (Level 4's scenarios).
+
+
+@pytest.fixture
+def par():
+    return load_scenario("incident-triage")
+
+
+def _turn1(par):
+    """The task, turn 1's three tool_use blocks, and their results in block order."""
+    conv = par.conversation()
+    return conv[:2], conv[2]["content"]
+
+
+def test_a_parallel_turn_answered_in_one_message_in_block_order_is_accepted(par):
+    conv = par.conversation()
+    assert [len(par.turn_calls(t)) for t in range(1, par.turn_count)] == [3, 1, 2]
+    assert [b["tool_use_id"] for b in conv[2]["content"]] == [c["id"] for c in par.turn_calls(1)]
+    assert par.model()(tools=par.tools, messages=conv)["stop_reason"] == "end_turn"
+    ids = [c["id"] for c in par.tool_calls]
+    assert len(set(ids)) == len(ids) == 6
+    assert ids[0] == load_scenario("incident-triage").tool_calls[0]["id"]
+
+
+def test_a_follow_up_lacking_one_of_the_turns_results_is_refused_naming_it(par):
+    head, results = _turn1(par)
+    error = refused(par, [*head, {"role": "user", "content": results[:2]}])
+    assert (error.rule, error.index) == ("tool_result_missing", 2)
+    assert "3 tools at once" in error.problem and "answers 2 of them" in error.problem
+    assert "list_deploys" in error.problem and par.turn_calls(1)[2]["id"] in error.problem
+    assert "all in this one user message" in error.expected
+    assert error.status_code == 400
+    assert error.body == {"type": "error", "error": {"type": "invalid_request_error",
+                                                     "message": str(error)}}
+
+
+def test_results_split_across_two_user_messages_are_refused_as_split(par):
+    head, results = _turn1(par)
+    split = [*head, {"role": "user", "content": results[:1]},
+             {"role": "user", "content": results[1:]}]
+    error = refused(par, split)
+    assert (error.rule, error.index) == ("tool_results_split", 2)
+    assert "answers 1 of them" in error.problem and "messages[3]" in error.problem
+    assert "one user message" in error.expected and "order of the blocks" in error.expected
+    assert invalid(split).rule == "tool_results_split"  # an API rule: no script needed
+
+
+def test_results_in_another_order_than_the_blocks_depart_from_the_script(par):
+    head, results = _turn1(par)
+    swapped = [*head, {"role": "user", "content": [results[1], results[0], results[2]]}]
+    error = refused(par, swapped)
+    assert (error.rule, error.index) == ("tool_results_out_of_order", 2)
+    assert "fetch_metrics, fetch_logs, list_deploys" in error.problem
+    assert "order of the blocks" in error.expected
+    validate_conversation(swapped)  # the API's own rules accept any order
+
+
+def test_a_parallel_result_changed_is_refused_naming_its_block(par):
+    head, results = _turn1(par)
+    changed = copy.deepcopy(results)
+    changed[2]["content"] = "[]"
+    error = refused(par, [*head, {"role": "user", "content": changed}])
+    assert error.rule == "tool_result_changed" and "list_deploys" in error.problem
+    assert error.expected.startswith("content[2]: a tool_result for list_deploys")
+
+
+def test_the_turn_after_a_parallel_one_is_a_single_call(par):
+    conv = par.conversation()
+    response = par.model()(tools=par.tools, messages=conv[:3])
+    uses = [b for b in response["content"] if b["type"] == "tool_use"]
+    assert [b["name"] for b in uses] == ["read_deploy"]
+
+
+def test_a_one_call_loop_on_a_parallel_scenario_is_refused_at_its_second_call(par):
+    """The Level 2 loop (first tool_use only) cannot get past the first parallel turn."""
+    model, tools = par.model(), par.executor()
+    messages = [{"role": "user", "content": par.task}]
+    response = model(tools=par.tools, messages=messages)
+    block = next(b for b in response["content"] if b["type"] == "tool_use")
+    messages += [{"role": "assistant", "content": response["content"]},
+                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": block["id"],
+                                               "content": tools(block["name"], block["input"])}]}]
+    with pytest.raises(ConversationError) as caught:
+        model(tools=par.tools, messages=messages)
+    assert caught.value.rule == "tool_result_missing"
+
+
+@pytest.mark.parametrize("name", ["incident-triage", "release-audit"])
+def test_every_parallel_scripted_conversation_is_valid(name):
+    sc = load_scenario(name)
+    assert sc.parallel and any(len(sc.turn_calls(t)) == 1 for t in range(1, sc.turn_count))
+    validate_conversation(sc.conversation(), sc.tools)
+    assert sc.model()(tools=sc.tools, messages=sc.conversation())["stop_reason"] == "end_turn"

@@ -59,10 +59,16 @@ def test_every_scenario_is_self_consistent(name):
     sc = load_scenario(name)
     ids = [c["id"] for c in sc.tool_calls]
     assert len(set(ids)) == len(ids)
-    assert len(sc.tool_results) == len(sc.tool_calls) == sc.turn_count - 1
+    per_turn = [sc.turn_calls(t) for t in range(1, sc.turn_count)]
+    assert all(per_turn) and sc.turn_calls(sc.turn_count) == []
+    assert [c for calls in per_turn for c in calls] == sc.tool_calls
+    assert sc.parallel == any(len(calls) > 1 for calls in per_turn)
+    assert len(sc.tool_results) == len(sc.tool_calls)
+    if not sc.parallel:
+        assert len(sc.tool_calls) == sc.turn_count - 1
     assert {c["name"] for c in sc.tool_calls} <= set(sc.tool_names)
     conversation = sc.conversation()
-    assert len(conversation) == 1 + 2 * len(sc.tool_calls)
+    assert len(conversation) == 1 + 2 * (sc.turn_count - 1)
     assert conversation[0] == {"role": "user", "content": sc.task}
     assert conversation[-1]["content"][0]["type"] == "tool_result"
     assert sc.final_response()["stop_reason"] == "end_turn"
@@ -298,3 +304,28 @@ def test_a_file_that_is_not_json_or_not_an_object(tmp_path):
     target.write_text("[]", encoding="utf-8")
     with pytest.raises(ScenarioError, match=r"^broken\.json: must be an object"):
         load_scenario(target)
+
+
+def test_a_parallel_turn_needs_one_result_per_block(tmp_path):
+    data = json.loads((SCENARIO_DIR / "incident-triage.json").read_text(encoding="utf-8"))
+    data["turns"][0]["results"] = data["turns"][0]["results"][:2]
+    target = tmp_path / "incident-triage.json"
+    target.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(target)
+    assert "turns[0].results: has 2 results for 3 tool_use blocks" in str(caught.value)
+
+
+def test_results_with_a_single_block_or_result_beside_results_are_refused(tmp_path):
+    data = json.loads((SCENARIO_DIR / "incident-triage.json").read_text(encoding="utf-8"))
+    one = copy.deepcopy(data)
+    one["turns"][1]["results"] = [one["turns"][1].pop("result")]
+    both = copy.deepcopy(data)
+    both["turns"][0]["result"] = "x"
+    for variant, words in ((one, "two or more tool_use blocks, found 1"),
+                           (both, "not both")):
+        target = tmp_path / "incident-triage.json"
+        target.write_text(json.dumps(variant), encoding="utf-8")
+        with pytest.raises(ScenarioError) as caught:
+            load_scenario(target)
+        assert words in str(caught.value)
