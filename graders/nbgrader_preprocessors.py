@@ -236,16 +236,63 @@ def _notebook_name(resources: dict) -> str:
     return resources["nbgrader"]["notebook"]
 
 
-def _grade(nb: NotebookNode, notebook: str, timeout: float | None) -> dict:
-    from graders.checks import grade_submission, submission_from_notebook
+def _grade_source(source: str, notebook: str, timeout: float | None) -> dict:
+    from graders.checks import grade_submission
 
-    source = submission_from_notebook(nb, notebook=notebook)
     kwargs = {} if timeout is None else {"timeout": timeout}
     return grade_submission(source, notebook, include_hidden=True, **kwargs)
 
 
+def _grade(nb: NotebookNode, notebook: str, timeout: float | None) -> dict:
+    from graders.checks import submission_from_notebook
+
+    return _grade_source(submission_from_notebook(nb, notebook=notebook), notebook, timeout)
+
+
+#: Gradings started, by (notebook, the code of its answer cells): a notebook's grading may be
+#: started early, while nbgrader still works on the submission's other notebooks.
+_STARTED: dict[tuple[str, str], concurrent.futures.Future] = {}
+_SIBLING_CAP = 4 << 20
+
+
+def _start(source: str, notebook: str, timeout: float | None) -> concurrent.futures.Future:
+    key = (notebook, source)
+    if key not in _STARTED:
+        if len(_STARTED) > 32:  # a worker grades student after student: forget old ones
+            _STARTED.clear()
+        _STARTED[key] = _POOL.submit(_grade_source, source, notebook, timeout)
+    return _STARTED[key]
+
+
+def _start_siblings(resources: dict, current: str, timeout: float | None) -> None:
+    """Start grading the submission's other exercise notebooks now (nbgrader converts one
+    notebook at a time); each is used only if nbgrader then hands over the same answer code."""
+    from pathlib import Path
+
+    from graders.checks import NOTEBOOKS, submission_from_notebook
+
+    folder = (resources.get("metadata") or {}).get("path")
+    if not folder:
+        return
+    for name in NOTEBOOKS:
+        path = Path(folder) / f"{name}.ipynb"
+        if name == current or not path.is_file() or path.is_symlink():
+            continue
+        try:
+            if path.stat().st_size > _SIBLING_CAP:
+                continue
+            nb = NotebookNode(json.loads(path.read_text(encoding="utf-8")))
+            _start(submission_from_notebook(nb, notebook=name), name, timeout)
+        except Exception:  # noqa: BLE001 - only a head start; nbgrader's own turn grades it
+            continue
+
+
 class StartVerdicts(NbGraderPreprocessor):
-    """Start grading the student's code outside the kernel (put it before Execute)."""
+    """Start grading the student's code outside the kernel (early in the autograde list).
+
+    The submission's other exercise notebooks are started too, so that their gradings run while
+    nbgrader works on this one (used only if their answer code is then the same).
+    """
 
     timeout = Float(
         None, allow_none=True,
@@ -253,9 +300,15 @@ class StartVerdicts(NbGraderPreprocessor):
     ).tag(config=True)
 
     def preprocess(self, nb: NotebookNode, resources: dict):
-        snapshot = NotebookNode(json.loads(json.dumps(nb)))
-        resources[_VERDICTS] = _POOL.submit(_grade, snapshot, _notebook_name(resources),
-                                            self.timeout)
+        from graders.checks import submission_from_notebook
+
+        notebook = _notebook_name(resources)
+        try:
+            source = submission_from_notebook(nb, notebook=notebook)
+        except Exception:  # noqa: BLE001 - WriteVerdicts grades (and reports) it itself
+            return nb, resources
+        resources[_VERDICTS] = (notebook, source, _start(source, notebook, self.timeout))
+        _start_siblings(resources, notebook, self.timeout)
         return nb, resources
 
 
@@ -275,12 +328,15 @@ class WriteVerdicts(NbGraderPreprocessor):
 
     def preprocess(self, nb: NotebookNode, resources: dict):
         notebook = _notebook_name(resources)
-        future = resources.pop(_VERDICTS, None)
+        started = resources.pop(_VERDICTS, None)
         results: dict | None = None
         failure = None
         try:
-            results = future.result() if future is not None else _grade(nb, notebook,
-                                                                          self.timeout)
+            if started is not None:
+                _STARTED.pop(started[:2], None)
+                results = started[2].result()
+            else:
+                results = _grade(nb, notebook, self.timeout)
         except Exception as err:  # a grader bug must be loud, and must not drop the submission
             failure = f"{type(err).__name__}: {err}"
             self.log.error("The grader failed on %s: %s\n%s", notebook, failure,
