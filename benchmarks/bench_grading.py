@@ -162,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
         proc = subprocess.run([str(BIN / "nbgrader"), "autograde", "lesson2"], cwd=serial_course,
                               env=ENV, capture_output=True, text=True)
         serial = time.perf_counter() - started
-        assert proc.returncode == 0, proc.stderr[-3000:]
+        # stock nbgrader drops the submissions that kill its kernel (os._exit) or break it
+        dropped = (proc.stdout + proc.stderr).count("There was an error processing assignment")
 
         parallel_course = tmp / "parallel"
         shutil.copytree(course.root, parallel_course)
@@ -175,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
                 env=ENV, capture_output=True, text=True)
             timings[label] = time.perf_counter() - started
             assert proc.returncode == 0, proc.stderr[-3000:]
-        print(f"{args.students} submissions, sequential nbgrader autograde: {serial:6.1f} s")
+        print(f"{args.students} submissions, sequential stock nbgrader autograde: {serial:6.1f} s "
+              f"({dropped} of them it could not grade)")
         for label, seconds in timings.items():
             print(f"{args.students} submissions, checkpoint-lab grade ({label}): {seconds:6.1f} s"
                   f"  {serial / seconds:4.2f}x faster (goal >= 3x on 2 cores; "
