@@ -44,58 +44,36 @@
 # `fcntl(fd, F_FULLFSYNC)`, which asks the drive to write its cache out. Python's `os.fsync` does
 # not do that; `fcntl.fcntl(fd, fcntl.F_FULLFSYNC)` does (macOS only).
 #
-# A test cannot pull the plug, so here is a small *model* of a disk after a power cut (not a real
-# one): a file's data written since its last fsync may be on disk fully, partly or not at all;
-# directory changes reach the disk in order, some prefix of them; an fsync of the directory
-# makes them all durable. For four ways of saving, what may `checkpoint.json` hold if the power
-# goes after each step?
+# A test cannot pull the plug, but it can record every file operation a save makes and then
+# ask what a disk *may* hold after a power cut at any moment, by the rules disks follow (the
+# model of Pillai et al.): a file's data written since its last fsync may be on disk fully,
+# partly, as zeros or not at all; changes to a folder reach the disk in the order they were
+# made, some prefix of them, unless the folder was synced. Below, four saves that differ only in
+# which of the two fsyncs they make run for real in the course's grader (Linux), and the table
+# shows every state a power cut while the loop's second tool runs could leave, and whether
+# resume copes. It is the engine that grades Level 3.
 
 # %%
-from graders.teaching.deeper import power_loss_table
+from graders.teaching.power_cut import power_cut_table
 
-print(power_loss_table())
-
-# %% [markdown]
-# Read it from the bottom: only the last program guarantees the new save once `save_checkpoint`
-# has returned. Without the directory fsync, the save is atomic (old or new, never torn) but
-# may be undone by a power cut. Without the file fsync, the rename can be durable before the
-# data, and the checkpoint is lost: the failure temp + rename was meant to prevent. Many saves
-# in the wild do the first fsync and not the second. The directory fsync is POSIX-only
-# (`os.open(directory, os.O_RDONLY)` then `os.fsync`; Windows cannot open a directory that way).
-# A save that does both, with macOS's stronger flush where it exists, looks like this:
-
-# %%
-from graders.teaching.code_view import show_code
-
-show_code('''import fcntl, json, os, tempfile  # fcntl: POSIX only
-
-def flush_to_disk(fd):
-    if hasattr(fcntl, "F_FULLFSYNC"):     # macOS: fsync alone leaves data in the drive's cache
-        fcntl.fcntl(fd, fcntl.F_FULLFSYNC)
-    else:
-        os.fsync(fd)
-
-def save_checkpoint(state, path="checkpoint.json"):
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix="checkpoint.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(state, f)
-            f.flush()
-            flush_to_disk(f.fileno())     # the bytes are on disk before any name points at them
-        os.replace(tmp, path)             # POSIX: old save or new save, never half of one
-    except BaseException:
-        os.remove(tmp)
-        raise
-    if hasattr(os, "O_DIRECTORY"):        # POSIX: make the rename itself durable
-        dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            flush_to_disk(dir_fd)
-        finally:
-            os.close(dir_fd)
-''', language="python")
+power_cut_table()
 
 # %% [markdown]
+# Only the save that makes both fsyncs keeps what the loop relied on. Without the folder's fsync
+# the save is still atomic (old or new, never torn), but a power cut can undo the rename and
+# bring back a save from before a tool that already ran; without the file's fsync the rename can
+# reach the disk before the bytes, and `checkpoint.json` is empty: the very failure temp + rename
+# was meant to prevent. Many saves in the wild make the first fsync and not the second.
+#
+# **Where this model stops.** On macOS `os.fsync` leaves the data in the drive's cache:
+# `fcntl.fcntl(fd, fcntl.F_FULLFSYNC)` is what empties it. Windows cannot open a folder to sync
+# it, and does not document `os.replace` as atomic. Network file systems make weaker promises
+# of their own. The model is also only as good as the recording: a write through a memory map
+# is not a file operation it sees.
+#
+# **Level 3** (`exercises/lesson2/03_power_cut.ipynb`) gives you the atomic save from Level 2
+# and asks for one that survives a power cut; it is graded by this engine, at every moment.
+#
 # Each fsync costs real time on a real disk (milliseconds, or much more on a network file
 # system); [part 5](05_claude_code_and_what_checkpoints_cost.ipynb) measures what a save costs on
 # your machine.

@@ -5,8 +5,8 @@
 - `cross_filesystem_rename`: ``os.replace`` from another filesystem into the checkpoint's
   folder, really tried: it fails with EXDEV (POSIX; reported, not raised, where it cannot be
   shown).
-- `power_loss_outcomes`: a small model of a disk after a power cut (not a real power cut, which
-  a test cannot make), enumerating what checkpoint.json may hold for four ways of saving.
+
+A power cut is shown by `graders.teaching.power_cut`, from the engine that grades Level 3.
 """
 
 from __future__ import annotations
@@ -22,10 +22,6 @@ __all__ = [
     "TwoWriters",
     "two_writers",
     "cross_filesystem_rename",
-    "SAVE_PROGRAMS",
-    "OUTCOMES",
-    "power_loss_outcomes",
-    "power_loss_table",
 ]
 
 
@@ -148,84 +144,3 @@ def cross_filesystem_rename(directory: str | os.PathLike,
         return f"os.replace from {other} worked here; do not rely on it elsewhere."
     finally:
         Path(name).unlink(missing_ok=True)
-
-
-# -- a model of a power cut ----------------------------------------------------------------
-
-#: Four ways of saving, as the file operations they make. ``tmp`` is the temp file.
-SAVE_PROGRAMS: dict[str, tuple[tuple[str, ...], ...]] = {
-    "in place": (("truncate", "checkpoint.json"), ("write", "checkpoint.json"),
-                 ("close", "checkpoint.json")),
-    "temp + rename": (("create", "tmp"), ("write", "tmp"), ("rename", "tmp", "checkpoint.json")),
-    "temp + fsync + rename": (("create", "tmp"), ("write", "tmp"), ("fsync", "tmp"),
-                              ("rename", "tmp", "checkpoint.json")),
-    "temp + fsync + rename + fsync dir": (("create", "tmp"), ("write", "tmp"), ("fsync", "tmp"),
-                                          ("rename", "tmp", "checkpoint.json"), ("fsync_dir",)),
-}
-
-#: What checkpoint.json may hold after the power comes back.
-OUTCOMES = ("old save", "new save", "empty or torn", "missing")
-
-
-def _data_states(ops: tuple[tuple[str, ...], ...], name: str, existed: bool) -> set[str]:
-    """What the file ``name`` may hold after a crash, given the operations done so far."""
-    durable = "old" if existed else "empty"
-    pending = None  # unsynced changes: "empty" (created or truncated) or "new" (written)
-    for op in ops:
-        if len(op) < 2 or op[1] != name:
-            continue
-        if op[0] in ("truncate", "create"):
-            pending = "empty"
-        elif op[0] == "write":
-            pending = "new"
-        elif op[0] == "fsync" and pending is not None:
-            durable, pending = pending, None
-    if pending is None:
-        return {durable}
-    # Unsynced changes may have reached the disk fully, partly, or not at all.
-    possible = {durable, "empty"}
-    if pending == "new":
-        possible |= {"partial", "new"}
-    return possible
-
-
-def power_loss_outcomes(program: tuple[tuple[str, ...], ...]) -> list[tuple[str, set[str]]]:
-    """For a power cut after each operation of ``program``: what checkpoint.json may hold.
-
-    The model (deliberately simple, in the spirit of Pillai et al., OSDI 2014): before the save,
-    checkpoint.json durably holds the old save. A file's data written since its last fsync may
-    be on disk fully, partly or not at all. Directory changes (create, rename) reach the disk
-    in the order they were made, so after a crash some prefix of them is there; an fsync of the
-    directory makes all of them durable. A real file system may do better; it may not do worse.
-    """
-    rows = []
-    for k in range(1, len(program) + 1):
-        done = program[:k]
-        dir_ops = [op for op in done if op[0] in ("create", "rename")]
-        last_sync = max((i for i, op in enumerate(done) if op[0] == "fsync_dir"), default=-1)
-        durable_dir = sum(1 for op in done[: last_sync + 1] if op[0] in ("create", "rename"))
-        outcomes: set[str] = set()
-        for prefix in range(durable_dir, len(dir_ops) + 1):
-            renamed = any(op[0] == "rename" for op in dir_ops[:prefix])
-            if renamed:
-                states = _data_states(done, "tmp", existed=False)
-            else:
-                states = _data_states(done, "checkpoint.json", existed=True)
-            for state in states:
-                outcomes.add({"old": "old save", "new": "new save"}.get(state, "empty or torn"))
-        rows.append((f"after {' '.join(done[-1][:2])}", outcomes))
-    return rows
-
-
-def power_loss_table() -> str:
-    """Every save program, with what a power cut after each of its steps may leave."""
-    lines = []
-    for name, program in SAVE_PROGRAMS.items():
-        lines.append(f"{name}:")
-        for label, outcomes in power_loss_outcomes(program):
-            ordered = [o for o in OUTCOMES if o in outcomes]
-            flag = "  <- can lose the checkpoint" if "empty or torn" in outcomes else ""
-            lines.append(f"  power cut {label:<31} checkpoint.json may hold: "
-                         f"{', '.join(ordered)}{flag}")
-    return "\n".join(lines)
-
