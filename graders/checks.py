@@ -60,12 +60,14 @@ REFERENCE_LOOP = ROOT / "solutions" / "level2_reference.py"
 LEVEL1 = "01_incomplete_checkpoint"
 LEVEL2 = "02_two_latent_failures"
 LEVEL3 = "03_power_cut"
+LEVEL4 = "04_parallel_tool_calls"
 
 #: The exercise notebooks (without ``.ipynb``) and a short name for each.
 NOTEBOOKS: dict[str, str] = {
     LEVEL1: "Level 1: an incomplete checkpoint",
     LEVEL2: "Level 2: two latent failures",
     LEVEL3: "Level 3: survive a power cut",
+    LEVEL4: "Level 4: several tool calls in one turn",
 }
 
 #: The grade_ids of each notebook's autograded answer cells, in the order their code is joined.
@@ -73,10 +75,16 @@ ANSWER_CELLS: dict[str, tuple[str, ...]] = {
     LEVEL1: ("l1_missing_fields_answer", "l1_save_checkpoint"),
     LEVEL2: ("l2_save_checkpoint", "l2_run_agent"),
     LEVEL3: ("l3_save_checkpoint",),
+    LEVEL4: ("l4_run_agent",),
 }
 
 VISIBLE_SCENARIO = "support-tickets"
 HIDDEN_SCENARIO = "long-migration"
+#: Level 4's scenarios: several tool calls in one turn.
+L4_VISIBLE = "incident-triage"
+L4_HIDDEN = "release-audit"
+L4_KINDS = ("killed_during_tool", "killed_during_model_call", "torn_write",
+            "killed_before_rename")
 
 #: The fields the Level 1 starter's checkpoint lacks.
 MISSING_IN_STARTER = ("version", "task", "turns", "tokensUsed", "pendingToolUse")
@@ -202,6 +210,23 @@ CHECKS: dict[str, Check] = {
                "rename_not_synced", "no save the loop relied on was lost"))
           for suffix, hidden, scenario in (("", False, VISIBLE_SCENARIO),
                                            ("_hidden", True, HIDDEN_SCENARIO))),
+        # Level 4 (graders.level4): each check judges its own group of problems (``problem``)
+        *(Check(
+            f"l4_{name}{suffix}", LEVEL4, title + (", on a longer task" if hidden else ""),
+            2 if hidden else 3, hidden,
+            f"runs your run_agent with the given save on {scenario} once, then checks every "
+            f"state a kill could leave (while each tool runs, while each model call is in "
+            f"flight, in every save) and that {what}",
+            ANSWER_CELLS[LEVEL4], scenario, L4_KINDS,
+            success=f"after every crash {what}", problem=group)
+          for name, title, group, what in (
+              ("no_call_lost", "every call in flight on record", "in_flight",
+               "every tool that had started was listed in pendingToolUse or recorded"),
+              ("results_kept", "finished calls kept with their results", "kept",
+               "every call that had returned was kept with its result"),
+              ("one_result_message", "one result message per turn", "message",
+               "messages held one result message per turn, in block order, valid for the API"))
+          for suffix, hidden, scenario in (("", False, L4_VISIBLE), ("_hidden", True, L4_HIDDEN))),
     )
 }
 
@@ -806,6 +831,10 @@ def counts_against(check_id: str, verdict) -> bool:
     """
     if verdict.passed or getattr(verdict, "skipped", False):
         return False
+    if CHECKS[check_id].notebook == LEVEL4:  # judges its own group of problems
+        from graders.level4 import counts_against_parallel
+
+        return counts_against_parallel(CHECKS[check_id], verdict)
     if CHECKS[check_id].problem:  # a power-cut check judges its own cause
         from graders.level3 import counts_against_power
 
@@ -962,11 +991,13 @@ def grade_submission(source: str, notebook: str, *, include_hidden: bool = True,
         # each check is a run in its own sandbox: side by side, the threads only wait
         with ThreadPoolExecutor(len(checks) or 1) as pool:
             results = dict(zip((c.id for c in checks), pool.map(one, checks), strict=True))
-    elif notebook == LEVEL3:
+    elif notebook in (LEVEL3, LEVEL4):
         from graders.level3 import grade_level3
+        from graders.level4 import grade_level4
 
         try:
-            results = grade_level3(source, checks, timeout)
+            grade = grade_level3 if notebook == LEVEL3 else grade_level4
+            results = grade(source, checks, timeout)
         except SandboxUnavailable as exc:
             results = {c.id: _cannot_grade(c.id, exc) for c in checks}
         except Exception as exc:  # noqa: BLE001
@@ -1028,7 +1059,7 @@ def evaluate_check(check_id: str, namespace: dict) -> CheckResult:
     from graders.sandbox.engine import SELF_CHECK_NOTE, grading_problem
 
     result = _evaluate_check(check_id, namespace)
-    if (check_id != "l1_missing_fields" and CHECKS[check_id].notebook != LEVEL3
+    if (check_id != "l1_missing_fields" and CHECKS[check_id].notebook not in (LEVEL3, LEVEL4)
             and grading_problem() is not None):
         result.message = f"{SELF_CHECK_NOTE}\n{result.message}"
     return result
@@ -1067,6 +1098,18 @@ def _evaluate_check(check_id: str, namespace: dict) -> CheckResult:
                                "save_checkpoint cell is not to be had; run that cell again.")
             try:
                 return grade_level3(f"# --- answer cell l3_save_checkpoint ---\n{cell}",
+                                    [check], None)[check_id]
+            except SandboxUnavailable as exc:
+                return _result(check_id, False, f"Could not run this check here: {exc}.")
+        if check.notebook == LEVEL4:
+            from graders.level4 import grade_level4
+
+            cell = _cell_of(_live(namespace, "run_agent", "l4_run_agent"))
+            if cell is None:
+                return _result(check_id, False, "Could not run this check: the source of your "
+                               "run_agent cell is not to be had; run that cell again.")
+            try:
+                return grade_level4(f"# --- answer cell l4_run_agent ---\n{cell}",
                                     [check], None)[check_id]
             except SandboxUnavailable as exc:
                 return _result(check_id, False, f"Could not run this check here: {exc}.")
