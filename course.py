@@ -3,9 +3,14 @@
 
     python3 course.py lab     open the course in JupyterLab
     python3 course.py test    run the whole test suite (extra arguments go to pytest)
+    python3 course.py pin     run the tests, then write the versions they passed with to
+                              constraints.txt (--upgrade: first take the newest versions
+                              pyproject.toml allows)
 
 Each command creates the project's own virtual environment in ``.venv`` the first time, and
-updates it whenever ``pyproject.toml`` has changed since it was last installed.
+updates it whenever ``pyproject.toml`` or ``constraints.txt`` has changed since it was last
+installed. ``constraints.txt`` holds the exact versions the tests passed with; pip installs
+those (``pip install -c``), so an install next year gets what worked this year.
 """
 
 from __future__ import annotations
@@ -20,22 +25,46 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 STAMP = VENV / ".checkpoint-lab-installed"
+CONSTRAINTS = ROOT / "constraints.txt"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
 
-USAGE = """usage: python3 course.py {lab,test} [args...]
+USAGE = """usage: python3 course.py {lab,test,pin} [args...]
 
   lab    open the course in JupyterLab (your own copies of the notebooks, in ./workspace)
   test   run the whole test suite; any further arguments are passed to pytest
+  pin    for maintainers: run the tests (further arguments go to pytest), and if they pass
+         write the exact versions installed to constraints.txt; `pin --upgrade` first
+         upgrades every package to the newest version pyproject.toml allows
+"""
+
+CONSTRAINTS_HEADER = """\
+# The exact versions the tests passed with, installed by course.py (pip install -c) and by
+# environment.yml. Refresh: python3 course.py pin --upgrade (see README, "For maintainers").
 """
 
 
 def _wanted_stamp() -> str:
-    return hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes())
+    if CONSTRAINTS.exists():
+        digest.update(b"\0constraints\0" + CONSTRAINTS.read_bytes())
+    return digest.hexdigest()
+
+
+def _pip() -> list[str]:
+    return [str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+
+
+def _install(extra: list[str]) -> None:
+    try:
+        subprocess.run([*_pip(), *extra, "-e", f"{ROOT}[test]"], check=True, cwd=ROOT)
+    except subprocess.CalledProcessError as err:
+        sys.exit(f"pip could not install the course's packages (exit {err.returncode}); "
+                 "see its messages above, fix the cause, then run the same command again.")
 
 
 def ensure_venv() -> None:
-    """Create or update .venv so that it matches pyproject.toml."""
+    """Create or update .venv so that it matches pyproject.toml and constraints.txt."""
     if sys.version_info < (3, 11):  # noqa: UP036 - this file runs before any check of ours
         sys.exit(f"Checkpoint Lab needs Python 3.11 or newer; this is {sys.version.split()[0]}.")
     if not PYTHON.exists():
@@ -46,13 +75,39 @@ def ensure_venv() -> None:
         return
     print("Installing the course's packages into .venv (about a minute the first time) ...",
           flush=True)
-    pip = [str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
-    try:
-        subprocess.run([*pip, "-e", f"{ROOT}[test]"], check=True, cwd=ROOT)
-    except subprocess.CalledProcessError as err:
-        sys.exit(f"pip could not install the course's packages (exit {err.returncode}); "
-                 "see its messages above, fix the cause, then run the same command again.")
+    _install(["-c", str(CONSTRAINTS)] if CONSTRAINTS.exists() else [])
     STAMP.write_text(wanted + "\n")
+
+
+def _env() -> dict[str, str]:
+    return dict(os.environ, VIRTUAL_ENV=str(VENV), PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
+
+
+def pin(args: list[str]) -> int:
+    """Run the tests; if they pass, write what .venv holds to constraints.txt."""
+    upgrade = "--upgrade" in args
+    args = [a for a in args if a != "--upgrade"]
+    if upgrade:
+        if not PYTHON.exists():
+            venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
+        print("Upgrading .venv to the newest versions pyproject.toml allows ...", flush=True)
+        _install(["--upgrade", "--upgrade-strategy", "eager"])
+    else:
+        ensure_venv()
+    tests = subprocess.run([str(PYTHON), "-m", "pytest", *args], cwd=ROOT, env=_env())
+    if tests.returncode != 0:
+        print(f"course.py pin: the tests failed (exit {tests.returncode}); constraints.txt "
+              "is unchanged.", file=sys.stderr)
+        return tests.returncode
+    frozen = subprocess.run([str(PYTHON), "-m", "pip", "freeze", "--exclude-editable",
+                             "--disable-pip-version-check"], cwd=ROOT, check=True,
+                            capture_output=True, text=True).stdout
+    pins = sorted((line.strip() for line in frozen.splitlines()
+                   if line.strip() and not line.startswith(("#", "-e"))), key=str.lower)
+    CONSTRAINTS.write_text(CONSTRAINTS_HEADER + "\n".join(pins) + "\n")
+    STAMP.write_text(_wanted_stamp() + "\n")
+    print(f"Wrote {len(pins)} pinned versions to {CONSTRAINTS}.")
+    return 0
 
 
 def main(argv: list[str]) -> int:
@@ -60,16 +115,17 @@ def main(argv: list[str]) -> int:
         print(USAGE)
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
-    if command not in {"lab", "test"}:
+    if command not in {"lab", "test", "pin"}:
         print(f"course.py: unknown command {command!r}.\n\n{USAGE}", file=sys.stderr)
         return 2
+    if command == "pin":
+        return pin(rest)
     ensure_venv()
     if command == "lab":
         cmd = [str(BIN / "checkpoint-lab"), "lab", *rest]
     else:
         cmd = [str(PYTHON), "-m", "pytest", *rest]
-    env = dict(os.environ, VIRTUAL_ENV=str(VENV), PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
-    child = subprocess.Popen(cmd, cwd=ROOT, env=env)
+    child = subprocess.Popen(cmd, cwd=ROOT, env=_env())
     while True:
         try:
             return child.wait()

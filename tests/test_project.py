@@ -29,10 +29,18 @@ def _environment_pip_section() -> list[str]:
     pip_lines = []
     for line in lines[start + 1 :]:
         stripped = line.strip()
+        if stripped.startswith("#"):
+            continue
         if not stripped.startswith("- "):
             break
         pip_lines.append(stripped[2:].strip())
     return pip_lines
+
+
+def _name(requirement: str) -> str:
+    """A requirement's project name, normalized as PEP 503 says (``Foo_bar[x]>=1`` -> foo-bar)."""
+    name = re.match(r"[A-Za-z0-9._-]+", requirement.strip()).group(0)
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _tracked(pattern: str) -> list[Path]:
@@ -52,13 +60,35 @@ def test_environment_yml_pins_what_pyproject_asks_for():
     wanted = set(project["dependencies"]) | set(project["optional-dependencies"]["test"])
     pip_section = _environment_pip_section()
     assert "-e ." in pip_section, "environment.yml must install the course itself (- -e .)"
-    have = {spec for spec in pip_section if spec != "-e ."}
+    assert "-c constraints.txt" in pip_section, \
+        "environment.yml must install the pinned versions (- -c constraints.txt)"
+    have = {spec for spec in pip_section if spec not in ("-e .", "-c constraints.txt")}
     assert have == wanted, (
         "environment.yml and pyproject.toml disagree; "
         f"only in pyproject: {sorted(wanted - have)}, "
         f"only in environment.yml: {sorted(have - wanted)}"
     )
     assert "python=3.11" in (ROOT / "environment.yml").read_text()
+
+
+def test_constraints_pin_every_dependency_pyproject_names():
+    project = _pyproject()["project"]
+    named = {_name(r) for r in project["dependencies"]}
+    for extra in project["optional-dependencies"].values():
+        named |= {_name(r) for r in extra}
+    lines = [line.strip() for line in (ROOT / "constraints.txt").read_text().splitlines()]
+    pins = [line for line in lines if line and not line.startswith("#")]
+    pinned = {}
+    for line in pins:
+        name, sep, version = line.partition("==")
+        assert sep and re.fullmatch(r"[0-9][0-9A-Za-z.+!-]*", version), \
+            f"constraints.txt: {line!r} is not an exact pin (name==version)"
+        pinned[_name(name)] = version
+    assert len(pinned) == len(pins), "constraints.txt names a package twice"
+    assert "checkpoint-lab" not in pinned, "the course itself is not a constraint"
+    missing = sorted(named - set(pinned))
+    assert not missing, f"constraints.txt does not pin {missing}; run `python3 course.py pin`"
+    assert "python3 course.py pin" in lines[0] + lines[1]
 
 
 def test_environment_yml_python_matches_requires_python():
@@ -110,7 +140,7 @@ def test_checkpoint_lab_help_and_version():
     assert out.returncode == 0 and out.stdout.strip() == f"checkpoint-lab {version}"
     out = subprocess.run([*exe, "--help"], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0
-    for sub in ["lab", "reset", "check", "course", "grade", "crash"]:
+    for sub in ["lab", "reset", "check", "course", "grade", "crash", "gradescope"]:
         assert re.search(rf"^\s+{sub}\s", out.stdout, re.M), f"--help does not list {sub}"
 
 
@@ -132,7 +162,8 @@ def test_course_py_rejects_an_unknown_command_without_touching_the_venv(tmp_path
 
 
 def test_course_py_creates_the_venv_once_and_reinstalls_when_pyproject_changes(tmp_path):
-    """The bootstrap for real, on a tiny project: a venv, an install, a stamp."""
+    """The bootstrap for real, on a tiny project: a venv, an install, a stamp, the constraints
+    file passed to pip (and in the stamp), and `pin`."""
     shutil.copy(ROOT / "course.py", tmp_path / "course.py")
     (tmp_path / "tiny").mkdir()
     (tmp_path / "tiny" / "__init__.py").write_text("")
@@ -163,6 +194,36 @@ def test_course_py_creates_the_venv_once_and_reinstalls_when_pyproject_changes(t
     assert "Installing the course's packages" in third.stdout
     assert third.returncode == 0, third.stdout + third.stderr
     assert "1 passed" in third.stdout
+
+    def pytest_version() -> str:
+        out = subprocess.run([str(tmp_path / ".venv" / "bin" / "python"), "-m", "pytest",
+                              "--version"], capture_output=True, text=True)
+        return (out.stdout + out.stderr).strip()
+
+    # A constraints file: pip installs what it pins (an older pytest than the newest).
+    (tmp_path / "constraints.txt").write_text("# pinned\npytest==8.0.0\n")
+    fourth = run()
+    assert "Installing the course's packages" in fourth.stdout, "constraints.txt is in the stamp"
+    assert fourth.returncode == 0, fourth.stdout + fourth.stderr
+    assert pytest_version() == "pytest 8.0.0"
+
+    # `pin` runs the tests, then writes what the venv holds; the next run installs nothing.
+    pinned = subprocess.run([sys.executable, "course.py", "pin", "-q", "-p", "no:cacheprovider"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert pinned.returncode == 0, pinned.stdout + pinned.stderr
+    assert "1 passed" in pinned.stdout and "pinned versions" in pinned.stdout
+    lines = (tmp_path / "constraints.txt").read_text().splitlines()
+    assert lines[0].startswith("# ") and "pytest==8.0.0" in lines
+    assert not [line for line in lines if line.lower().startswith(("tiny", "-e"))]
+    assert "Installing" not in run().stdout
+
+    # A failing test suite leaves constraints.txt as it was.
+    before = (tmp_path / "constraints.txt").read_text()
+    (tmp_path / "test_tiny.py").write_text("def test_ok():\n    assert False\n")
+    failed = subprocess.run([sys.executable, "course.py", "pin", "-q", "-p", "no:cacheprovider"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert failed.returncode != 0 and "constraints.txt is unchanged" in failed.stderr
+    assert (tmp_path / "constraints.txt").read_text() == before
 
 
 def test_python_dash_m_gives_the_same_one_line_errors_as_the_installed_command(tmp_path):
