@@ -396,17 +396,28 @@ def read_results(course: Course, students: list[str],
 
 
 def write_csv(path: Path, results: list[StudentResult]) -> None:
-    """One row per student, one column per autograded test, then totals and notes."""
+    """One row per student: the student id (twice: ``student``, and ``SIS User ID`` for an LMS
+    gradebook import such as Canvas's), one column per autograded test, then the totals (points
+    and percent) and notes."""
     tests = [t.test for t in results[0].tests] if results else []
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(["student", *tests, "autograded_score", "autograded_max", "notes"])
+        writer.writerow(["student", "SIS User ID", *tests, "autograded_score", "autograded_max",
+                         "autograded_percent", "notes"])
         for result in results:
             by_test = {t.test: t for t in result.tests}
             writer.writerow([
-                result.student,
+                result.student, result.student,
                 *("" if by_test[t].score is None else f"{by_test[t].score:g}" for t in tests),
-                f"{result.score:g}", f"{result.max_score:g}", " | ".join(result.notes)])
+                f"{result.score:g}", f"{result.max_score:g}", _percent(result),
+                " | ".join(result.notes)])
+
+
+def _percent(result: StudentResult) -> str:
+    """The autograded total as a percentage of its maximum, two decimals at most."""
+    if not result.max_score:
+        return ""
+    return f"{round(100 * result.score / result.max_score, 2):g}"
 
 
 def format_student(result: StudentResult, width: int | None = None) -> str:
