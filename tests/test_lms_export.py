@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import csv
 
-from graders.nbgrader_batch import StudentResult, TestScore, write_csv
+from graders.nbgrader_batch import StudentResult, write_csv
+from graders.nbgrader_batch import TestScore as Score
 
 
 def _student(name: str, scores: list[float | None], notes=()) -> StudentResult:
-    tests = [TestScore("02_two_latent_failures", f"check_{i}", score, 3.0)
+    tests = [Score("02_two_latent_failures", f"check_{i}", score, 3.0)
              for i, score in enumerate(scores)]
     return StudentResult(name, tests, list(notes))
 
