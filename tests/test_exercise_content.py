@@ -22,7 +22,8 @@ AUTHORED = {name: SRC / f"{name}.py" for name in NOTEBOOKS}
 #: Points of the manually graded written answers.
 MANUAL = {"01_incomplete_checkpoint": {"l1_where_resume_falls_over": 5},
           "02_two_latent_failures": {"l2_name_the_failures": 4},
-          "03_power_cut": {"l3_why_two_fsyncs": 3}}
+          "03_power_cut": {"l3_why_two_fsyncs": 3},
+          "04_parallel_tool_calls": {"l4_why_keep_results": 3}}
 #: Cells the student may edit that are neither answers nor graded: they only try things out.
 PLAYGROUND = {"l2_crash_one"}
 
@@ -126,7 +127,7 @@ def test_point_totals(name):
     auto = sum(c.points for c in CHECKS.values() if c.notebook == name)
     assert total == auto + sum(MANUAL[name].values())
     assert total == {"01_incomplete_checkpoint": 10, "02_two_latent_failures": 14,
-                     "03_power_cut": 13}[name]
+                     "03_power_cut": 13, "04_parallel_tool_calls": 18}[name]
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -136,13 +137,16 @@ def test_answer_cells_name_code_that_exists(name):
     wanted = {"l1_missing_fields_answer": {"MISSING_FIELDS"},
               "l1_save_checkpoint": {"save_checkpoint"},
               "l2_save_checkpoint": {"save_checkpoint"}, "l2_run_agent": {"run_agent"},
-              "l3_save_checkpoint": {"save_checkpoint"}}
+              "l3_save_checkpoint": {"save_checkpoint"}, "l4_run_agent": {"run_agent"}}
+    given = {"l1_loop": "def run_agent", "l3_run_agent": "def run_agent",
+             "l4_save_checkpoint": "def save_checkpoint"}
     for cell in cells(name):
         lab = cell.metadata.get("checkpoint_lab")
         if not lab:
             continue
         if "code_from" in lab:
-            assert "def run_agent" in extract_code(lab["code_from"]), lab["code_from"]
+            code = extract_code(lab["code_from"])
+            assert given[meta(cell)["grade_id"]] in code, lab["code_from"]
             continue
         for key in ("solution_from", "starter_from"):
             path = lab[key].partition(":")[0]
