@@ -61,8 +61,10 @@ STUDENTS: dict[str, dict[str, bool]] = {
     **EXPECTED,
 }
 LISTEN = ("127.0.0.1", 47613)
-#: What nbgrader itself writes in the course directory (not hashed).
-NBGRADER_WRITES = ("gradebook.db", "autograded", "feedback", "submitted")
+#: What nbgrader and the grade command themselves write in the course directory (not hashed).
+NBGRADER_WRITES = ("gradebook.db", "autograded", "feedback", "submitted",
+                   "checkpoint-lab-grade.log")
+SOLUTIONS = "the checkout's solutions/"
 #: Names the catalog's cheats drop in /tmp or /dev/shm when nothing stops them.
 DROPPINGS = ("checkpoint-lab-fill.bin", ".checkpoint-lab-runs-")
 #: Waits for the batch's end on its stdin; starts the grade command; reports how it ended.
@@ -96,8 +98,9 @@ def _hash_tree(root: Path, skip: tuple[str, ...] = ()) -> dict[str, str]:
     return found
 
 
-def _diff(before: dict[str, str], after: dict[str, str]) -> list[str]:
-    return sorted({k for k in before.keys() | after.keys() if before.get(k) != after.get(k)})
+def _diff(before: dict[str, str], after: dict[str, str], *, new_files: bool = True) -> list[str]:
+    keys = before.keys() | after.keys() if new_files else before.keys()
+    return sorted({k for k in keys if before.get(k) != after.get(k)})
 
 
 def _droppings() -> set[str]:
@@ -133,6 +136,17 @@ def _describe(proc_root: str, pid: str) -> str:
     except (OSError, StopIteration):
         return f"{pid} (gone)"
     return f"pid {pid} uid {uid}: {cmd[:160]}"
+
+
+def _alive(proc_root: str, pid: str) -> bool:
+    """Whether ``pid`` still runs (a zombie, dead and waiting for process 1 to reap it, does not).
+    """
+    try:
+        status = Path(f"{proc_root}/{pid}/status").read_text()
+    except OSError:
+        return False
+    return not any(line.startswith("State:") and line.split()[1] in ("Z", "X")
+                   for line in status.splitlines())
 
 
 def _mentions(pid: int, words: tuple[str, ...]) -> bool:
@@ -241,9 +255,11 @@ def batch(tmp_path_factory):
     (home / ".profile").write_text("# a decoy home: nothing may change here\n")
     (home / "gradebook.db").write_bytes(course.gradebook_path.read_bytes())
 
+    # The checkout is shared with other work that may add files to solutions/ meanwhile: there,
+    # a changed or deleted file counts, a new one does not.
     canaries = {
         "the course directory": (course.root, NBGRADER_WRITES),
-        "the checkout's solutions/": (ROOT / "solutions", ()),
+        SOLUTIONS: (ROOT / "solutions", ()),
         "the submissions folder": (submissions, ()),
         "$HOME (with a decoy gradebook.db)": (home, ()),
     }
@@ -279,12 +295,13 @@ def batch(tmp_path_factory):
         inner = _child_of(shim.pid)
         shim_root = f"/proc/{inner}/root/proc"
         result["left_alive"] = ([_describe(shim_root, pid) for pid in os.listdir(shim_root)
-                                 if pid.isdigit() and pid != "1"] if inner else
+                                 if pid.isdigit() and pid != "1" and _alive(shim_root, pid)]
+                                if inner else
                                 ["the shim itself is gone: cannot look inside its namespace"])
         words = (str(scratch),)
         result["outside"] = [_describe("/proc", str(pid)) for pid, start in _processes().items()
                              if before.get(pid) != start and pid not in (shim.pid, inner)
-                             and _mentions(pid, words)]
+                             and _alive("/proc", str(pid)) and _mentions(pid, words)]
         result["scores"] = _scores(course.gradebook_path)
         time.sleep(4)
         result["scores_later"] = _scores(course.gradebook_path)
@@ -301,9 +318,13 @@ def batch(tmp_path_factory):
             shim.wait()
         shim.stdout.close()
         err = (scratch / "stderr.txt").read_bytes()
-        result["stderr"] = err.decode(errors="replace")[-3000:]
+        text = err.decode(errors="replace")
+        first = text.find("Traceback")
+        result["stderr"] = (text[first:first + 3000] + "\n...\n" if first >= 0 else "") \
+            + text[-3000:]
         result["connections"] = listener.close()
-    result["written"] = {label: _diff(hashed[label], _hash_tree(root, skip))
+    result["written"] = {label: _diff(hashed[label], _hash_tree(root, skip),
+                                      new_files=label != SOLUTIONS)
                          for label, (root, skip) in canaries.items()}
     result["droppings"] = sorted(_droppings() - droppings)
     return result
