@@ -1,0 +1,195 @@
+"""The checker for several tool calls in one turn: crash states built here, judged against the
+ledger (no sandbox: each Observation is what a kill at that point would leave on disk)."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+
+import pytest
+
+from fake_llm import load_scenario
+from graders.checker_parallel import (
+    IN_FLIGHT_PROBLEMS,
+    KEPT_PROBLEMS,
+    MESSAGE_PROBLEMS,
+    PROBLEMS,
+    check,
+)
+from graders.observation import Observation
+from tests.conftest import ROOT
+
+SC = load_scenario("incident-triage")  # turns of 3, 1 and 2 calls
+CALLS = SC.tool_calls
+RESULTS = SC.tool_results
+
+
+def reference_saves() -> list[dict]:
+    """Every state the reference loop saves on incident-triage, in order."""
+    spec = importlib.util.spec_from_file_location(
+        "level4_reference", ROOT / "solutions" / "level4_reference.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    saves: list[dict] = []
+    module.save_checkpoint = lambda state: saves.append(copy.deepcopy(state))
+    module.run_agent(SC.task, SC.tools, SC.model(), SC.executor())
+    return saves
+
+
+SAVES = reference_saves()
+
+
+def ledger(ran: int, returned: int) -> list[dict]:
+    """Tools 1..ran ran; 1..returned returned their result."""
+    return [{"index": k, "name": CALLS[k - 1]["name"], "input": CALLS[k - 1]["input"],
+             **({"result": RESULTS[k - 1]} if k <= returned else {})}
+            for k in range(1, ran + 1)]
+
+
+def judge(point: str, state, ran: int, returned: int):
+    kind = point.rstrip("_0123456789") if point != "no_crash" else "no_crash"
+    obs = Observation("incident-triage", point, kind, "finished" if kind == "no_crash"
+                      else "killed", checkpoint=json.dumps(state),
+                      checkpoint_bytes=len(json.dumps(state)), ledger=ledger(ran, returned))
+    return check(obs, SC, point)
+
+
+def problems(verdict) -> set[str]:
+    return set(verdict.evidence["problems"])
+
+
+def while_tool_3():
+    """The reference's checkpoint while tool 3 (list_deploys) runs: save 3."""
+    state = copy.deepcopy(SAVES[2])
+    assert [("result" in e) for e in state["pendingToolUse"]] == [True, True, False]
+    return state
+
+
+def after_turn_1():
+    state = copy.deepcopy(SAVES[3])
+    assert state["pendingToolUse"] is None and len(state["messages"]) == 3
+    return state
+
+
+def test_the_reference_states_pass_at_their_crash_points():
+    assert judge("killed_during_tool_1", SAVES[0], 1, 0).passed
+    verdict = judge("killed_during_tool_3", while_tool_3(), 3, 2)
+    assert verdict.passed, verdict.message
+    assert "pendingToolUse listing tools 1, 2 and 3 (the result of tools 1 and 2 kept)" in (
+        verdict.message)
+    assert judge("killed_during_model_call_2", after_turn_1(), 3, 3).passed
+    assert judge("no_crash", SAVES[-1], 6, 6).passed
+
+
+def test_a_finished_result_kept_nowhere_is_a_lost_call():
+    state = while_tool_3()
+    for entry in state["pendingToolUse"]:
+        entry.pop("result", None)
+    verdict = judge("killed_during_tool_3", state, 3, 2)
+    assert problems(verdict) == {"result_lost"}
+    assert "tool 1 (fetch_logs) had returned its result" in verdict.message
+    assert "run tool 1 again" in verdict.message
+
+
+def test_a_single_call_pending_is_not_a_list_and_loses_the_earlier_results():
+    state = while_tool_3()
+    state["pendingToolUse"] = {k: CALLS[2][k] for k in ("id", "name", "input")}
+    verdict = judge("killed_during_tool_3", state, 3, 2)
+    assert problems(verdict) == {"pending_not_list", "result_lost"}
+    messages = verdict.evidence["messages"]
+    assert "one call" in messages["pending_not_list"]
+    assert "tool 1" in messages["result_lost"]
+
+
+def test_a_pending_list_missing_calls_or_empty_or_in_another_order():
+    state = while_tool_3()
+    state["pendingToolUse"] = state["pendingToolUse"][:2]
+    verdict = judge("killed_during_tool_2", state, 2, 1)
+    assert problems(verdict) == {"pending_missing_calls"}
+    assert "tool 3 is not listed" in verdict.message
+    state["pendingToolUse"] = []
+    assert problems(judge("killed_during_tool_1", state, 1, 0)) >= {"pending_empty"}
+    state = while_tool_3()
+    state["pendingToolUse"].reverse()
+    assert "pending_mismatch" in problems(judge("killed_during_tool_3", state, 3, 2))
+
+
+def test_a_tool_that_ran_with_nothing_on_disk_left_no_trace():
+    state = copy.deepcopy(SAVES[0])
+    state["messages"] = state["messages"][:1]
+    state["pendingToolUse"] = None
+    verdict = judge("killed_during_tool_1", state, 1, 0)
+    assert problems(verdict) == {"no_save_point_a"}
+    assert "left no trace" in verdict.message
+
+
+def test_a_kept_result_must_be_the_one_the_tool_returned_by_a_tool_that_ran():
+    state = while_tool_3()
+    state["pendingToolUse"][1]["result"] = "made up"
+    assert problems(judge("killed_during_tool_3", state, 3, 2)) == {"result_changed"}
+    state = while_tool_3()
+    state["pendingToolUse"][2]["result"] = RESULTS[2]
+    assert problems(judge("killed_during_tool_2", state, 2, 1)) >= {"result_never_ran"}
+
+
+def test_results_split_across_messages_or_out_of_order_or_partial():
+    state = after_turn_1()
+    blocks = state["messages"][2]["content"]
+    split = copy.deepcopy(state)
+    split["messages"][2:] = [{"role": "user", "content": [b]} for b in blocks]
+    verdict = judge("killed_during_model_call_2", split, 3, 3)
+    assert "results_split" in problems(verdict) and "400" in verdict.message
+    swapped = copy.deepcopy(state)
+    swapped["messages"][2]["content"] = blocks[::-1]
+    verdict = judge("killed_during_model_call_2", swapped, 3, 3)
+    assert problems(verdict) == {"results_out_of_order"}
+    assert "fetch_logs, fetch_metrics, list_deploys" in verdict.message
+    partial = copy.deepcopy(state)
+    partial["messages"][2]["content"] = blocks[:2]
+    assert "partial_result_message" in problems(judge("killed_during_model_call_2", partial,
+                                                      3, 3))
+
+
+def test_the_model_called_again_before_save_point_b():
+    verdict = judge("killed_during_model_call_2", while_tool_3(), 3, 3)
+    assert problems(verdict) == {"no_save_point_b"}
+    assert "tools 1, 2 and 3 had returned" in verdict.message
+
+
+def test_pending_never_reset_after_save_point_b():
+    state = after_turn_1()
+    state["pendingToolUse"] = copy.deepcopy(SAVES[2]["pendingToolUse"])
+    verdict = judge("killed_during_model_call_2", state, 3, 3)
+    assert problems(verdict) == {"pending_never_reset"}
+    assert "run it a second time" in verdict.message
+
+
+def test_turns_counts_finished_turns_not_tool_results():
+    state = after_turn_1()
+    state["turns"] = 3
+    assert problems(judge("killed_during_model_call_2", state, 3, 3)) == {"turns"}
+
+
+def test_a_finished_run_must_hold_every_turn():
+    verdict = judge("no_crash", after_turn_1(), 6, 6)
+    assert "incomplete" in problems(verdict)
+
+
+def test_every_problem_code_is_listed_once_in_its_group():
+    groups = [set(IN_FLIGHT_PROBLEMS), set(KEPT_PROBLEMS), set(MESSAGE_PROBLEMS)]
+    assert not (groups[0] & groups[1] or groups[0] & groups[2] or groups[1] & groups[2])
+    assert set().union(*groups) <= set(PROBLEMS)
+    assert all(PROBLEMS[code] for code in PROBLEMS)
+
+
+@pytest.mark.parametrize("point, make, ran, returned", [
+    ("killed_during_tool_3", lambda: {**while_tool_3(), "pendingToolUse": None}, 3, 2),
+    ("killed_during_model_call_2", while_tool_3, 3, 3),
+])
+def test_messages_say_what_resume_runs_into_never_the_fix(point, make, ran, returned):
+    verdict = judge(point, make(), ran, returned)
+    assert not verdict.passed
+    for text in verdict.evidence["messages"].values():
+        assert "esume" in text
+        assert "save_checkpoint(state)" not in text and "append(" not in text
