@@ -31,8 +31,11 @@ def dockerfile() -> str:
         if IN_CI:
             pytest.fail(message)
         pytest.skip(message)
+    # as docs/jupyterhub.md builds it: the repository outside the home folder, which a
+    # persistent volume covers on Zero to JupyterHub
     done = subprocess.run([REPO2DOCKER, "--no-build", "--no-run", "--debug", "--user-id", "1000",
-                           "--user-name", "jovyan", str(ROOT)],
+                           "--user-name", "jovyan", "--target-repo-dir", "/srv/checkpoint-lab",
+                           str(ROOT)],
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "FROM " in done.stdout, "repo2docker printed no Dockerfile"
@@ -46,6 +49,9 @@ def test_the_image_installs_the_course_from_the_whole_repository(dockerfile):
     assert install, "the Dockerfile does not install environment.yml"
     # environment.yml's `-e .` and `-c constraints.txt` need the repository in place first
     assert copy < install.start()
+    # --target-repo-dir reaches the build as this argument (docker build --build-arg)
+    assert "ARG REPO_DIR=" in dockerfile and "WORKDIR ${REPO_DIR}" in dockerfile
+    assert "--target-repo-dir /srv/checkpoint-lab" in (ROOT / "docs" / "jupyterhub.md").read_text()
     pip = (ROOT / "environment.yml").read_text()
     assert re.search(r"^\s+- -c constraints\.txt$", pip, re.M)
     assert re.search(r"^\s+- -e \.$", pip, re.M)
