@@ -1,0 +1,239 @@
+"""Lesson 04's view of one turn with several tool calls: every moment of the turn, what
+``checkpoint.json`` holds then, and what resume would do if the process were killed there.
+
+The moments come from a real run of Level 4's reference loop (``solutions/level4_reference.py``)
+on a ``fake_llm`` scenario with several calls per turn, in memory: the saves are the states the
+loop really passed to ``save_checkpoint``. Shown as a table (:func:`turn_table`, HTML in
+JupyterLab, text elsewhere) or as a slider over the moments (:func:`show_turn`).
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import importlib.util
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import ipywidgets as widgets
+
+from graders.teaching._fallback import TextFallback
+
+__all__ = ["TurnMoment", "turn_moments", "turn_table", "show_turn", "TurnView"]
+
+_REFERENCE = Path(__file__).resolve().parents[2] / "solutions" / "level4_reference.py"
+
+
+@dataclass(frozen=True)
+class TurnMoment:
+    """One moment of a multi-call turn.
+
+    Attributes:
+        label: what is happening, e.g. ``"tool 2 (fetch_metrics) runs"``.
+        on_disk: what ``checkpoint.json`` holds then, in words.
+        resume: what resume would do if the process were killed at this moment.
+        checkpoint: the checkpoint on disk then (a dict; None before the first save).
+    """
+
+    label: str
+    on_disk: str
+    resume: str
+    checkpoint: dict | None
+
+
+def _reference_loop():
+    spec = importlib.util.spec_from_file_location("level4_reference_view", _REFERENCE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _record(scenario) -> list[tuple[str, object]]:
+    """The reference loop's events on ``scenario``: ("model", k), ("save", state), ("tool", k)."""
+    module = _reference_loop()
+    events: list[tuple[str, object]] = []
+    model, tools = scenario.model(), scenario.executor()
+    count = {"model": 0, "tool": 0}
+
+    def call_model(**kwargs):
+        count["model"] += 1
+        events.append(("model", count["model"]))
+        return model(**kwargs)
+
+    def execute_tool(name, tool_input):
+        count["tool"] += 1
+        events.append(("tool", count["tool"]))
+        return tools(name, tool_input)
+
+    module.save_checkpoint = lambda state: events.append(("save", copy.deepcopy(state)))
+    module.run_agent(scenario.task, scenario.tools, call_model, execute_tool)
+    return events
+
+
+def _disk_words(state: dict | None, numbers: dict[str, int]) -> str:
+    if state is None:
+        return "nothing: there is no checkpoint.json yet"
+    pending = state["pendingToolUse"]
+    results = sum(1 for m in state["messages"][1:] if m["role"] == "user")
+    head = f"turn {state['turns']}, {results} result message{'s' if results != 1 else ''}"
+    if pending is None:
+        return f"{head}; pendingToolUse null"
+    entries = [f"tool {numbers.get(e['id'], '?')}" + (" with its result" if "result" in e
+                                                      else "") for e in pending]
+    return f"{head}; pendingToolUse lists " + ", ".join(entries)
+
+
+def _resume_words(state: dict | None, running: int | None, numbers: dict[str, int]) -> str:
+    if state is None:
+        return "starts the task over; nothing had run"
+    pending = state["pendingToolUse"]
+    if pending is None:
+        return ("sends messages as they are: every result so far is recorded, nothing runs twice"
+                if running is None else
+                f"knows nothing of tool {running}, which was running: it would run it again")
+    kept = [numbers[e["id"]] for e in pending if "result" in e]
+    left = [numbers[e["id"]] for e in pending if "result" not in e]
+    parts = []
+    if kept:
+        parts.append("reuses the result of " + _join(kept))
+    if running in left:
+        parts.append(f"reconciles tool {running} (it may have had its effect)")
+        left = [k for k in left if k != running]
+    if left:
+        parts.append("runs " + _join(left) + ", which had not started")
+    return "; ".join(parts) + "; then one result message and the next model call"
+
+
+def _join(numbers: list[int]) -> str:
+    words = [str(n) for n in numbers]
+    if len(words) == 1:
+        return f"tool {words[0]}"
+    return "tools " + ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def turn_moments(scenario: str = "incident-triage", turn: int = 1) -> list[TurnMoment]:
+    """Every moment of tool turn ``turn`` of ``scenario``, from the model's request for its calls
+    to the next model call, with what is on disk and what resume would do there."""
+    from fake_llm import load_scenario
+
+    sc = load_scenario(scenario)
+    if not 1 <= turn < sc.turn_count:
+        raise ValueError(f"{scenario} has tool turns 1 to {sc.turn_count - 1}; got turn {turn}")
+    calls = sc.tool_calls
+    numbers = {c["id"]: k for k, c in enumerate(calls, 1)}
+    names = {k: c["name"] for k, c in enumerate(calls, 1)}
+    events = _record(sc)
+    disk: dict | None = None
+    moments: list[TurnMoment] = []
+    inside = False
+    saves = 0
+    for what, value in events:
+        if what == "model":
+            if inside:
+                moments.append(TurnMoment(f"model call {value} (after the turn)",
+                                          _disk_words(disk, numbers),
+                                          _resume_words(disk, None, numbers), disk))
+                break
+            if value == turn:
+                inside = True
+                blocks = len(sc.turn_calls(turn))
+                moments.append(TurnMoment(
+                    f"model call {value} asks for {blocks} tool{'s' if blocks > 1 else ''}",
+                    _disk_words(disk, numbers), _resume_words(disk, None, numbers), disk))
+            continue
+        if what == "save":
+            disk = value
+            saves += 1
+            if inside:
+                pending = disk["pendingToolUse"]
+                if pending is None:
+                    label = "save point B: one result message, pendingToolUse null"
+                elif not any("result" in e for e in pending):
+                    label = "save point A: every call listed"
+                else:
+                    done = max(numbers[e["id"]] for e in pending if "result" in e)
+                    label = f"save: tool {done}'s result kept"
+                moments.append(TurnMoment(label, _disk_words(disk, numbers),
+                                          _resume_words(disk, None, numbers), disk))
+            continue
+        if inside:
+            moments.append(TurnMoment(f"tool {value} ({names[value]}) runs",
+                                      _disk_words(disk, numbers),
+                                      _resume_words(disk, value, numbers), disk))
+    return moments
+
+
+class _Shown:
+    def __init__(self, text: str, markup: str) -> None:
+        self.text, self.markup = text, markup
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _repr_html_(self) -> str:
+        return self.markup
+
+
+def turn_table(scenario: str = "incident-triage", turn: int = 1):
+    """The turn's moments as a table: HTML in JupyterLab, text elsewhere."""
+    moments = turn_moments(scenario, turn)
+    lines = [f"One turn with several tool calls ({scenario}, turn {turn}):"]
+    rows = []
+    for m in moments:
+        lines.append(f"- {m.label}\n    on disk: {m.on_disk}\n    killed here, resume "
+                     f"{m.resume}")
+        rows.append(f"<tr><th scope='row'>{html.escape(m.label)}</th>"
+                    f"<td>{html.escape(m.on_disk)}</td><td>{html.escape(m.resume)}</td></tr>")
+    markup = ("<table class='cl-parallel-turn'><caption>One turn with several tool calls "
+              f"({html.escape(scenario)}, turn {turn})</caption><thead><tr>"
+              "<th scope='col'>moment</th><th scope='col'>checkpoint.json holds</th>"
+              "<th scope='col'>killed here, resume</th></tr></thead><tbody>"
+              + "".join(rows) + "</tbody></table>")
+    return _Shown("\n".join(lines), markup)
+
+
+def _pending_html(state: dict | None) -> str:
+    if state is None:
+        return ""
+    pending = state["pendingToolUse"]
+    shown = None if pending is None else [
+        {**{k: e[k] for k in ("id", "name")},
+         **({"result": e["result"][:40] + ("..." if len(e["result"]) > 40 else "")}
+            if "result" in e else {})} for e in pending]
+    return ("<pre style='white-space:pre-wrap'>\"pendingToolUse\": "
+            f"{html.escape(json.dumps(shown, indent=2))}</pre>")
+
+
+def show_turn(scenario: str = "incident-triage", turn: int = 1) -> TurnView:
+    """A slider over the turn's moments: the checkpoint's pendingToolUse and resume's plan."""
+    return TurnView(turn_moments(scenario, turn), scenario, turn)
+
+
+class TurnView(TextFallback, widgets.VBox):
+    """The widget :func:`show_turn` returns: a slider over the moments, and a pane with what
+    ``checkpoint.json`` holds then and what resume would do (text where there is no frontend)."""
+
+    def __init__(self, moments: list[TurnMoment], scenario: str, turn: int) -> None:
+        self.moments, self.scenario, self.turn = moments, scenario, turn
+        self.slider = widgets.SelectionSlider(
+            options=[(f"{i + 1}. {m.label}", i) for i, m in enumerate(moments)], value=0,
+            description="moment", continuous_update=True, layout=widgets.Layout(width="95%"),
+            style={"description_width": "initial"})
+        self.pane = widgets.HTML()
+        self.slider.observe(lambda change: self.render(), names="value")
+        title = widgets.HTML(f"<b>One turn with several tool calls</b> "
+                             f"({html.escape(scenario)}, turn {turn})")
+        super().__init__([title, self.slider, self.pane])
+        self.render()
+
+    def render(self) -> None:
+        """Show the moment the slider is on."""
+        m = self.moments[self.slider.value]
+        self.pane.value = (f"<p><b>{html.escape(m.label)}</b></p>"
+                           f"<p>On disk: {html.escape(m.on_disk)}.</p>"
+                           + _pending_html(m.checkpoint)
+                           + f"<p><b>Killed here, resume</b> {html.escape(m.resume)}.</p>")
+
+    def fallback_text(self) -> str:
+        return repr(turn_table(self.scenario, self.turn))
