@@ -147,4 +147,43 @@ from graders.teaching.widgets import show_quiz
 show_quiz("power_loss")
 
 # %% [markdown]
+# ## Several tool calls in one turn
+#
+# One response of the Messages API may hold several `tool_use` blocks: the model asks for the
+# logs, the metrics and the deploys of a service at once. Each block needs its `tool_result`,
+# and all of them go in the one user message that follows, in the order of the blocks; a result
+# missing, or the results spread over two messages, and the API refuses the next request with a
+# 400 error.
+#
+# The source says `pendingToolUse` then "becomes a list, the reasoning is the same". The list is
+# right; the reasoning is not quite the same. With one call per turn, a crash leaves at most one
+# call in doubt and nothing finished to lose. With three, the crash can come while the third runs,
+# after the first two returned. If their results are only in memory until save point B, the
+# crash loses them, and resume runs tools that already ran. So the checkpoint changes shape:
+#
+# - `pendingToolUse` is `None`, or a list with one `{"id", "name", "input"}` per block, in block
+#   order, saved before the first tool of the turn runs (save point A, for the whole turn);
+# - when a call finishes, its entry gains `"result"` and the checkpoint is saved before the next
+#   tool starts;
+# - save point B appends one user message with every result, in block order, and sets
+#   `pendingToolUse` back to `None`.
+#
+# Resume then reuses each entry that has a result, reconciles the one that was running, and
+# runs those that never started. Move the slider through one turn of the `incident-triage`
+# scenario, run by Level 4's reference loop: at each moment, what `checkpoint.json` holds and
+# what resume would do if the process were killed there.
+
+# %%
+from graders.teaching.parallel_turn import show_turn
+
+show_turn("incident-triage", turn=1)
+
+# %% [markdown]
+# **Level 4** (`exercises/lesson2/04_parallel_tool_calls.ipynb`) gives you Level 2's fixed loop,
+# which handles one block per turn, and asks you to make it handle several, with the checkpoint
+# in this shape at every moment. The grader kills it while each tool runs, while each model call
+# is in flight and in every save, and compares `checkpoint.json` with the ledger of what the
+# tools really did.
+
+# %% [markdown]
 # Next: [part 5, Claude Code's checkpoints and what checkpoints cost](05_claude_code_and_what_checkpoints_cost.ipynb).
