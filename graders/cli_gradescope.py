@@ -35,9 +35,14 @@ def run(args: argparse.Namespace) -> int:
         manifest = build_autograder(course.source_dir, args.output)
     except (BuildError, ValueError) as err:
         raise UsageError(str(err)) from err
-    written = sum(w["points"] for e in manifest["exercises"] for w in e["written"])
-    names = ", ".join(e["notebook"] for e in manifest["exercises"])
+    from graders.checks import checks_for
+
+    exercises = manifest["exercises"]
+    auto = sum(c.points for e in exercises for c in checks_for(e["exercise"]))
+    written = ", ".join(f"{w['grade_id']} {w['points']:g}" for e in exercises
+                        for w in e["written"])
+    names = ", ".join(e["notebook"] for e in exercises)
     print(f"Wrote {args.output}: grades {names}. Upload it as the autograder of a Gradescope "
-          f"programming assignment; add the written answers ({written:g} points) as manually "
-          "graded questions of its outline.")
+          f"programming assignment worth {auto:g} autograded points; add the written answers "
+          f"as manually graded questions of its outline ({written} points).")
     return 0
