@@ -336,11 +336,11 @@ def main(argv: list[str] | None = None) -> int:
 
     argv = sys.argv[1:] if argv is None else argv
     root = Path(argv[0] if argv else "/autograder")
-    manifest = json.loads((root / "source" / MANIFEST_NAME).read_text(encoding="utf-8"))
     results_dir = root / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(results_dir, 0o755)  # never writable by the sandbox's own uid
     try:
+        manifest = json.loads((root / "source" / MANIFEST_NAME).read_text(encoding="utf-8"))
         results = grade_folder(root / "submission", manifest)
     except Exception as exc:  # noqa: BLE001 - Gradescope must get a results.json whatever happens
         results = {"score": 0.0, "output": "The autograder failed before it could grade "

@@ -285,3 +285,31 @@ def test_gradescope_without_a_course_says_what_to_do(tmp_path):
     assert done.stderr.startswith("checkpoint-lab gradescope: ")
     assert "checkpoint-lab course" in done.stderr
     assert not (tmp_path / "a.zip").exists()
+
+
+def test_finding_the_notebooks_in_a_submission(tmp_path):
+    from graders.gradescope import find_notebooks
+
+    folder, scratch = tmp_path / "submission", tmp_path / "scratch"
+    (folder / ".ipynb_checkpoints").mkdir(parents=True)
+    (folder / "a").mkdir()
+    scratch.mkdir()
+    level2 = json.dumps(_release(LEVEL2))
+    (folder / ".ipynb_checkpoints" / f"{LEVEL2}-checkpoint.ipynb").write_text(level2)
+    (folder / "a" / "work.ipynb").write_text(level2)
+    (folder / "b.ipynb").write_text(level2)
+    (folder / "notes.ipynb").write_text(json.dumps({"cells": [], "metadata": {}}))
+    (folder / "broken.zip").write_bytes(b"not a zip")
+    with zipfile.ZipFile(folder / "bundle.zip", "w") as archive:
+        archive.writestr("../../evil/escape.ipynb", json.dumps(_release(LEVEL1)))
+        archive.writestr(f"my work/{LEVEL1}.ipynb", json.dumps(_release(LEVEL1)))
+    exercises = [{"notebook": LEVEL1, "exercise": LEVEL1, "written": []},
+                 {"notebook": LEVEL2, "exercise": LEVEL2, "written": []}]
+    found = find_notebooks(folder, exercises, scratch)
+    assert found.notebooks[LEVEL2][0] == "a/work.ipynb"
+    assert found.notebooks[LEVEL1][0] == f"bundle.zip:my work/{LEVEL1}.ipynb"
+    assert found.duplicates == ["b.ipynb"] and found.others == ["notes.ipynb"]
+    assert list(found.unreadable) == ["broken.zip"]
+    assert "not a zip file" in found.unreadable["broken.zip"]
+    assert not (tmp_path / "evil").exists() and not (folder.parent.parent / "evil").exists()
+    assert [p.name for p in scratch.iterdir()] == [f"1_{LEVEL1}.ipynb"]
