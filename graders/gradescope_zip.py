@@ -63,6 +63,7 @@ RUN_AUTOGRADER = """\
 set -u
 cd /autograder
 export CHECKPOINT_LAB_SANDBOX=on
+export TMPDIR=/tmp  # each run's folder, never under /autograder
 export PYTHONPATH=/autograder/source/checkpoint-lab
 exec /autograder/venv/bin/python -m graders.gradescope /autograder
 """
