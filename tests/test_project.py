@@ -217,6 +217,16 @@ def test_course_py_creates_the_venv_once_and_reinstalls_when_pyproject_changes(t
     assert not [line for line in lines if line.lower().startswith(("tiny", "-e"))]
     assert "Installing" not in run().stdout
 
+    # `pin --upgrade` takes the newest versions pyproject.toml allows, then pins them.
+    upgraded = subprocess.run([sys.executable, "course.py", "pin", "--upgrade", "-q",
+                               "-p", "no:cacheprovider"],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert upgraded.returncode == 0, upgraded.stdout + upgraded.stderr
+    newest = pytest_version().split()[-1]
+    assert newest != "8.0.0"
+    assert f"pytest=={newest}" in (tmp_path / "constraints.txt").read_text().splitlines()
+    assert "Installing" not in run().stdout
+
     # A failing test suite leaves constraints.txt as it was.
     before = (tmp_path / "constraints.txt").read_text()
     (tmp_path / "test_tiny.py").write_text("def test_ok():\n    assert False\n")
