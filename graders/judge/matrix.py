@@ -58,6 +58,15 @@ class Matrix:
         """What the checker reads for ``moment`` of crash point ``pm``."""
         return _observation(self, pm, moment)
 
+    def marker_positions(self) -> dict:
+        """Frame number -> the place of its call marker in the trace (computed once)."""
+        cached = getattr(self, "_markers", None)
+        if cached is None:
+            cached = {op.frame.get("seq"): op.index for op in self.ops
+                      if op.call == "marker" and isinstance(op.frame, dict)}
+            self._markers = cached
+        return cached
+
 
 def _describe_write(moment: Moment) -> str:
     op = moment.op
@@ -291,8 +300,7 @@ def _observation(matrix: Matrix, pm: PointMoments, moment: Moment) -> Observatio
     in_flight = moment.op if moment.how == "call" else None
     ledger = []
     models = tools = 0
-    marker_pos = {op.frame.get("seq"): op.index for op in matrix.ops
-                  if op.call == "marker" and isinstance(op.frame, dict)}
+    marker_pos = matrix.marker_positions()
     for call in rec.calls:
         at = marker_pos.get(call.seq)
         if at is None or at > position or (at == position and in_flight is None):

@@ -220,6 +220,7 @@ def judge_power(matrix, scenario, check) -> list:
         seen_ids[point.id] = 1
         passed = None
         failed: dict[str, Verdict] = {}
+        tried: set = set()
         for moment in pm.moments:
             pw = by_moment.get(id(moment))
             if pw is None:
@@ -227,8 +228,9 @@ def judge_power(matrix, scenario, check) -> list:
             current = pw.states[0].data if pw.states else None
             for state in pw.states:
                 cause = state.cause or "general"
-                if cause in failed:
+                if cause in failed or (cause, state.kind, state.data) in tried:
                     continue
+                tried.add((cause, state.kind, state.data))
                 cut = dataclasses.replace(point, label=f"by a power cut {point.label}")
                 verdict = check(_state_observation(matrix, pm, moment, point, state), scenario,
                                 cut)

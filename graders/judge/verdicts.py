@@ -87,7 +87,13 @@ def judge(rec: Recording, scenario, kinds=None, *,
             continue
         chosen = None
         checked = 0
+        seen: set = set()
         for moment in pm.moments:
+            # inside one crash point the calls are the same: one disk state, one verdict
+            disk = (moment.kind, moment.data)
+            if disk in seen:
+                continue
+            seen.add(disk)
             point = dataclasses.replace(pm.point, label=_label(pm.point, moment))
             verdict = checker(matrix.observation(pm, moment), scenario, point)
             checked += 1

@@ -146,7 +146,7 @@ def command(tools: Tools, *, run_dir: Path, trace: Path, fd: int, info_fd: int |
     user, in ``run_dir/work``.
     """
     python = _python()
-    strace = [tools.strace, "-f", "-qq", "-yy", "-xx", "-s", str(64 << 20), "-o", str(trace),
+    strace = [tools.strace, "-f", "-qq", "-yy", "-xx", "-s", str(16 << 20), "-o", str(trace),
               "-e", f"trace={_TRACED}", "-e", "inject=io_uring_setup:error=ENOSYS"]
     if not sandbox:
         return [*strace, python, "-I", "-S", str(run_dir / "grader" / "_bootstrap.py"), str(fd),
