@@ -83,7 +83,12 @@ SCHEMA = {
 
 WRITTEN = {"l1_where_resume_falls_over": 5, "l2_name_the_failures": 4}
 
+#: Appended to the starter: writes Gradescope's files if it can, and takes the reference's code
+#: from the autograder if it can see it (then it would score).
 FORGE = '''
+import os as _os
+if _os.path.exists("/autograder/source/checkpoint-lab/solutions/level2_reference.py"):
+    exec(open("/autograder/source/checkpoint-lab/solutions/level2_reference.py").read())
 import json as _json
 for _path in ("/autograder/results/results.json", "/autograder/source/checkpoint_lab_course.json"):
     try:
@@ -268,7 +273,7 @@ def _assert_same_as_grade_submission_for(results: dict, notebooks: dict[str, dic
             assert tests[check_id]["status"] == ("passed" if result.passed else "failed")
 
 
-def test_student_code_cannot_rewrite_results_json(autograder_zip, tmp_path):
+def test_student_code_cannot_see_or_rewrite_the_autograder(autograder_zip, tmp_path):
     nb = _level2(_release(LEVEL2), STARTER2, FORGE)
     results = run_autograder(autograder_zip, tmp_path, {f"{LEVEL2}.ipynb":
                                                         json.dumps(nb).encode()})
