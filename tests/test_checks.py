@@ -30,6 +30,10 @@ LEVEL1_STARTER = SUBMISSIONS / "level1_starter.py"
 LEVEL3_REFERENCE = ROOT / "solutions" / "level3_reference.py"
 LEVEL3_STARTER = SUBMISSIONS / "level3_starter_fails_all.py"
 L3_CELL = "# --- answer cell l3_save_checkpoint ---\n"
+L4 = "04_parallel_tool_calls"
+L4_CELL = "# --- answer cell l4_run_agent ---\n"
+LEVEL4_REFERENCE = ROOT / "solutions" / "level4_reference.py"
+LEVEL4_STARTER = SUBMISSIONS / "level4_starter_fails_all.py"
 FIX_CHECKS = [c.id for c in CHECKS.values()]
 ATOMIC = {"l2_atomic_save", "l2_atomic_save_hidden"}
 SAVE_POINT_A = {"l2_save_point_a", "l2_save_point_a_hidden"}
@@ -76,14 +80,16 @@ def _function(path: Path, name: str) -> str:
 def reference_results():
     return {L1: grade_submission(LEVEL1_REFERENCE.read_text(), L1),
             L2: grade_submission(LEVEL2_REFERENCE.read_text(), L2),
-            L3: grade_submission(L3_CELL + LEVEL3_REFERENCE.read_text(), L3)}
+            L3: grade_submission(L3_CELL + LEVEL3_REFERENCE.read_text(), L3),
+            L4: grade_submission(L4_CELL + LEVEL4_REFERENCE.read_text(), L4)}
 
 
 @pytest.fixture(scope="module")
 def starter_results():
     return {L1: grade_submission(LEVEL1_STARTER.read_text(), L1),
             L2: grade_submission(LEVEL2_STARTER.read_text(), L2),
-            L3: grade_submission(L3_CELL + LEVEL3_STARTER.read_text(), L3)}
+            L3: grade_submission(L3_CELL + LEVEL3_STARTER.read_text(), L3),
+            L4: grade_submission(L4_CELL + LEVEL4_STARTER.read_text(), L4)}
 
 
 # -- both directions -------------------------------------------------------------------------------
@@ -391,8 +397,9 @@ def test_evaluate_check_on_live_functions_agrees_with_grading(check_id, tmp_path
     monkeypatch.chdir(tmp_path)
     level = CHECKS[check_id].notebook
     reference = _namespace({L1: LEVEL1_REFERENCE, L2: LEVEL2_REFERENCE,
-                            L3: LEVEL3_REFERENCE}[level])
-    starter = _namespace({L1: LEVEL1_STARTER, L2: LEVEL2_STARTER, L3: LEVEL3_STARTER}[level])
+                            L3: LEVEL3_REFERENCE, L4: LEVEL4_REFERENCE}[level])
+    starter = _namespace({L1: LEVEL1_STARTER, L2: LEVEL2_STARTER, L3: LEVEL3_STARTER,
+                          L4: LEVEL4_STARTER}[level])
     assert evaluate_check(check_id, reference).passed
     assert not evaluate_check(check_id, starter).passed
 

@@ -70,8 +70,9 @@ def test_the_released_notebook_fails_its_self_check(name, tmp_path):
     result = check(released(name, tmp_path))
     assert result.returncode == 1, result.stdout + result.stderr
     assert "FAIL 0/" in result.stdout and "PASS" not in result.stdout
-    summary = "points" + ("; 2 hidden checks run when your work is graded."
-                          if name[:2] in ("02", "03") else ".")
+    hidden = {"02": 2, "03": 2, "04": 3}.get(name[:2])
+    summary = "points" + (f"; {hidden} hidden checks run when your work is graded."
+                          if hidden else ".")
     assert any(line.endswith(summary) for line in result.stdout.splitlines()), result.stdout
     assert "Traceback" not in result.stdout + result.stderr
 
@@ -86,7 +87,8 @@ def test_the_notebook_with_the_reference_answers_passes(name, tmp_path):
 
 WRITTEN = {"01_incomplete_checkpoint": "l1_where_resume_falls_over",
            "02_two_latent_failures": "l2_name_the_failures",
-           "03_power_cut": "l3_why_two_fsyncs"}
+           "03_power_cut": "l3_why_two_fsyncs",
+           "04_parallel_tool_calls": "l4_why_keep_results"}
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)

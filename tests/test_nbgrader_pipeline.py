@@ -110,7 +110,7 @@ def test_grade_command_grades_the_whole_batch(graded):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert set(rows) == set(EXPECTED) | {"not_json"}
     assert CONFIG_BROKEN not in proc.stdout + proc.stderr
-    assert "reference: 25/25 autograded points" in proc.stdout
+    assert "reference: 40/40 autograded points" in proc.stdout
 
 
 @pytest.mark.parametrize("student", sorted(EXPECTED))
@@ -182,7 +182,7 @@ def test_a_hang_or_an_exit_in_a_cell_costs_only_that_student(course, graded):
     _, rows = graded
     for student in ("hang", "os_exit"):
         assert set(_gradebook_scores(course, student).values()) <= {0, None}
-    assert rows["reference"]["autograded_score"] == "25"
+    assert rows["reference"]["autograded_score"] == "40"
 
 
 def test_a_file_that_is_not_json_is_reported_and_recorded(course, graded):
