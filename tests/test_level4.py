@@ -132,3 +132,31 @@ def test_a_missing_or_broken_answer_cell_fails_every_check_with_a_message():
                for r in results.values())
     results = grade_submission("# --- answer cell l4_run_agent (missing) ---\n", L4)
     assert all("no answer cell l4_run_agent" in r.message for r in results.values())
+
+
+def test_the_lesson_view_walks_one_multi_call_turn_from_the_reference():
+    from graders.teaching.parallel_turn import show_turn, turn_moments, turn_table
+
+    moments = turn_moments("incident-triage", 1)
+    assert [m.label for m in moments] == [
+        "model call 1 asks for 3 tools", "save point A: every call listed",
+        "tool 1 (fetch_logs) runs", "save: tool 1's result kept",
+        "tool 2 (fetch_metrics) runs", "save: tool 2's result kept",
+        "tool 3 (list_deploys) runs",
+        "save point B: one result message, pendingToolUse null",
+        "model call 2 (after the turn)"]
+    while_3 = moments[6]
+    assert [("result" in e) for e in while_3.checkpoint["pendingToolUse"]] == [True, True, False]
+    assert "reuses the result of tools 1 and 2" in while_3.resume
+    assert "reconciles tool 3" in while_3.resume
+    assert "pendingToolUse null" in moments[7].on_disk
+    text = repr(turn_table())
+    assert text.startswith("One turn with several tool calls (incident-triage, turn 1):")
+    assert "<th scope='col'>killed here, resume</th>" in turn_table()._repr_html_()
+    view = show_turn()
+    view.slider.value = 6
+    assert "tool 3 (list_deploys) runs" in view.pane.value and "reconciles tool 3" in (
+        view.pane.value)
+    assert view._repr_mimebundle_()[0]["text/plain"] == text
+    with pytest.raises(ValueError, match="tool turns 1 to 3"):
+        turn_moments("incident-triage", 4)
