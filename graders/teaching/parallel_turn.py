@@ -225,6 +225,7 @@ class TurnView(TextFallback, widgets.VBox):
         title = widgets.HTML(f"<b>One turn with several tool calls</b> "
                              f"({html.escape(scenario)}, turn {turn})")
         super().__init__([title, self.slider, self.pane])
+        self.add_class("cl-parallel-turn")
         self.render()
 
     def render(self) -> None:

@@ -84,11 +84,12 @@ A11Y_JS = """
         el.setAttribute('data-lm-suppress-shortcuts', 'true');
       }
     });
-    document.querySelectorAll('.cl-crash-point').forEach((slider) => {
+    document.querySelectorAll('.cl-crash-point, .cl-parallel-turn').forEach((slider) => {
       const handle = slider.querySelector('.noUi-handle');
       if (!handle) return;
-      if (handle.getAttribute('aria-label') !== 'Dies at') {
-        handle.setAttribute('aria-label', 'Dies at');
+      const label = slider.classList.contains('cl-parallel-turn') ? 'Moment' : 'Dies at';
+      if (handle.getAttribute('aria-label') !== label) {
+        handle.setAttribute('aria-label', label);
       }
       const readout = slider.querySelector('.widget-readout');
       const text = readout ? readout.textContent.trim() : '';
