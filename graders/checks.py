@@ -1168,6 +1168,11 @@ class Points(float):
                 "grading runs it again outside this kernel.")
 
 
+def _visible_scenario(check: Check) -> str:
+    twin = CHECKS.get(check.id.removesuffix("_hidden"))
+    return twin.scenario if twin is not None and twin.scenario else VISIBLE_SCENARIO
+
+
 def run_check(check_id: str, namespace: dict) -> Points | None:
     """In a student's kernel: run check ``check_id`` on the live functions and show the result.
 
@@ -1189,7 +1194,7 @@ def run_check(check_id: str, namespace: dict) -> Points | None:
     if check.hidden:
         print(f"Hidden check {check.id} ({check.points} points, {check.title}): it "
               f"{check.description}. Nothing runs here; the visible checks above show how your "
-              "code does on support-tickets.")
+              f"code does on {_visible_scenario(check)}.")
         return None
     result = evaluate_check(check_id, namespace)
     _show(result)

@@ -160,3 +160,11 @@ def test_the_lesson_view_walks_one_multi_call_turn_from_the_reference():
     assert view._repr_mimebundle_()[0]["text/plain"] == text
     with pytest.raises(ValueError, match="tool turns 1 to 3"):
         turn_moments("incident-triage", 4)
+
+
+def test_a_hidden_check_in_the_notebook_names_the_visible_scenario(capsys):
+    from graders.checks import run_check
+
+    assert run_check("l4_results_kept_hidden", {}) is None
+    out = " ".join(capsys.readouterr().out.split())
+    assert "on release-audit" in out and "how your code does on incident-triage" in out
