@@ -194,7 +194,8 @@ class _Check(_level2._Check):
             if err.rule == "tool_results_split":
                 code, what = "results_split", (
                     "the results of one turn are spread over more than one user message")
-            elif err.rule == "tool_result_missing" and last and messages[-1].get("role") == "user":
+            elif (err.rule == "tool_result_missing" and last and isinstance(messages[-1], dict)
+                  and messages[-1].get("role") == "user"):
                 code, what = "partial_result_message", (
                     "messages end with a user message that answers only some of the calls the "
                     "turn asked for")

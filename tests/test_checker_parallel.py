@@ -193,3 +193,13 @@ def test_messages_say_what_resume_runs_into_never_the_fix(point, make, ran, retu
     for text in verdict.evidence["messages"].values():
         assert "esume" in text
         assert "save_checkpoint(state)" not in text and "append(" not in text
+
+
+@pytest.mark.parametrize("field", ["pendingToolUse", "messages", "turns", "task"])
+@pytest.mark.parametrize("junk", [None, [], {}, "x", 3, [1], [{}], ["junk"],
+                                  [{"id": "a", "name": "b", "input": {}, "result": 5}]])
+def test_any_value_in_a_field_gets_a_verdict_not_an_exception(field, junk):
+    state = while_tool_3()
+    state[field] = junk
+    verdict = judge("killed_during_tool_3", state, 3, 2)
+    assert verdict.message and set(verdict.evidence["problems"]) <= set(PROBLEMS)
