@@ -125,7 +125,9 @@ def disk_html(state: TimelineState) -> str:
     """The disk view of one timeline state: the headline, then the checkpoint or the torn bytes."""
     disk = state.disk
     slug = disk.kind.replace(" ", "-").lower()
-    parts = [f'<div class="cl-disk" data-disk="{slug}">',
+    # what the view shows it for: a test (or a script) can tell an updated view from a stale one
+    shown_for = html.escape(f"{state.save_points}|{state.write_mode}|{state.point}", quote=True)
+    parts = [f'<div class="cl-disk" data-disk="{slug}" data-state="{shown_for}">',
              f'<p><b>On disk:</b> <span class="cl-disk-headline">{html.escape(disk.headline)}'
              "</span></p>"]
     if disk.checkpoint is not None:
