@@ -151,3 +151,21 @@ def test_a_relative_path_through_proc_self_cwd_is_the_working_directory():
         rename(5, "/work/t", "/proc/self/cwd/checkpoint.json"),
     ])
     assert moments[-1].data == SAVE
+
+
+def test_a_call_missing_from_the_trace_is_the_grader_s_loss_unless_the_code_flooded_it():
+    import pytest
+
+    from fake_llm import load_scenario
+    from graders.judge.matrix import IncompleteRecording, build_matrix
+    from graders.judge.recording import Call, Recording
+
+    scenario = load_scenario("support-tickets")
+    trace = "\n".join([marker(5, 1, "model")])
+    rec = Recording("support-tickets", "loop", True, ended="finished", trace=trace,
+                    socket_inode=77, calls=[Call(1, "model", 1), Call(2, "tool", 1)])
+    with pytest.raises(IncompleteRecording):
+        build_matrix(rec, scenario)
+    rec.protocol.append("a record too big to keep")
+    matrix = build_matrix(rec, scenario)
+    assert any("no record of 1 of the calls" in d for d in matrix.discrepancies)

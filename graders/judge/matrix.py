@@ -20,7 +20,13 @@ from graders.judge.trace import Op, parse_trace
 from graders.observation import Observation, SaveRecord, describe_error
 from graders.points import NO_CRASH, CrashPoint
 
-__all__ = ["Matrix", "build_matrix", "PointMoments"]
+__all__ = ["Matrix", "build_matrix", "PointMoments", "IncompleteRecording"]
+
+
+class IncompleteRecording(RuntimeError):
+    """The grader lost part of a recording (a fault of the grading machine, never the
+    submission's): the run is recorded again, and reported as a grader fault if it happens
+    twice."""
 
 _BINDING = frozenset({"rename", "renameat", "renameat2", "link", "linkat", "unlink", "unlinkat",
                       "symlink", "symlinkat", "mknod", "mknodat", "rmdir", "mkdir", "mkdirat"})
@@ -90,6 +96,11 @@ def build_matrix(rec: Recording, scenario) -> Matrix:
                   if op.call == "marker" and isinstance(op.frame, dict)}
     discrepancies: list[str] = []
     missing = [c for c in rec.calls if c.seq not in marker_pos]
+    if missing and not rec.protocol:
+        # not the submission's doing (it did not flood the record): the grader lost part of it
+        raise IncompleteRecording(
+            f"the trace holds no record of {len(missing)} of the {len(rec.calls)} calls the "
+            "grader served (is the grading machine's temporary space full?)")
     if missing:
         discrepancies.append(
             f"the trace holds no record of {len(missing)} of the calls the grader served, so "

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["Tools", "find_tools", "sandbox_problem", "observer_problem", "command", "LIMITS",
-           "WORK", "TMP", "GRADER", "sandbox_uid"]
+           "WORK", "TMP", "GRADER", "sandbox_uid", "TRACE_CAP"]
 
 #: Where things are inside the sandbox.
 WORK = "/work"
@@ -42,6 +42,8 @@ LIMITS = {
     "core": 0,
 }
 _TMPFS_SIZE = 48 << 20
+#: The largest trace strace may write (it holds every byte written, four times over).
+TRACE_CAP = 384 << 20
 
 
 @dataclass(frozen=True)
@@ -146,7 +148,10 @@ def command(tools: Tools, *, run_dir: Path, trace: Path, fd: int, info_fd: int |
     user, in ``run_dir/work``.
     """
     python = _python()
-    strace = [tools.strace, "-f", "-qq", "-yy", "-xx", "-s", str(16 << 20), "-o", str(trace),
+    # the trace's own size is capped too: a submission that writes hundreds of MB makes strace
+    # exceed it and die (SIGXFSZ), which the grader reports as the submission's doing
+    strace = [tools.prlimit, f"--fsize={TRACE_CAP}", "--"] if tools.prlimit else []
+    strace += [tools.strace, "-f", "-qq", "-yy", "-xx", "-s", str(16 << 20), "-o", str(trace),
               "-e", f"trace={_TRACED}", "-e", "inject=io_uring_setup:error=ENOSYS"]
     if not sandbox:
         return [*strace, python, "-I", "-S", str(run_dir / "grader" / "_bootstrap.py"), str(fd),

@@ -74,10 +74,18 @@ class TracedHarness:
             if problem:
                 self._runs[sc.name] = (None, [load_error_verdict(sc.name, problem)], None)
             else:
-                rec = record(self.submission.source, sc, sandbox=self.sandbox,
-                             timeout=self.timeout)
-                verdicts, matrix = (judge(rec, sc) if self.checker is None
-                                    else judge(rec, sc, checker=self.checker))
+                from graders.judge.matrix import IncompleteRecording
+
+                for attempt in (1, 2):  # a recording the grader lost part of is made again
+                    rec = record(self.submission.source, sc, sandbox=self.sandbox,
+                                 timeout=self.timeout)
+                    try:
+                        verdicts, matrix = (judge(rec, sc) if self.checker is None
+                                            else judge(rec, sc, checker=self.checker))
+                        break
+                    except IncompleteRecording:
+                        if attempt == 2:
+                            raise
                 self._runs[sc.name] = (rec, verdicts, matrix)
         return self._runs[sc.name]
 

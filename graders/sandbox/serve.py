@@ -25,6 +25,7 @@ from pathlib import Path
 
 from graders.judge.recording import Call, Recording, Snapshot
 from graders.sandbox.box import (
+    TRACE_CAP,
     WORK,
     command,
     find_tools,
@@ -360,6 +361,11 @@ class _Session:
             rec.trace = self.trace.read_text(encoding="latin-1")
         except OSError:
             rec.trace = ""
+        if self.proc.returncode == -signal.SIGXFSZ:
+            rec.ended = "died"
+            rec.detail = ("wrote so much that the grader could not record it all (over "
+                          f"{TRACE_CAP >> 20} MB of file writes, counted four times over)")
+            rec.protocol.append("a record too big to keep")
         if rec.ended == "died" and not rec.detail:
             rec.detail = (f"ended the process itself (exit status {self.proc.returncode}) "
                           "before run_agent returned")
