@@ -784,6 +784,18 @@ def _relocate(result: CheckResult, source: str) -> CheckResult:
     return result
 
 
+def _one_answer_cell(source: str, grade_id: str, name: str) -> tuple[str | None, str | None]:
+    """(code, None) of answer cell ``grade_id`` in ``source``, or (None, why it cannot run):
+    missing, a syntax error, or no top-level definition of ``name``."""
+    code, problem = _cell_code(_split_cells(source), source, grade_id)
+    if code is not None:
+        problem = _syntax_problem(code, f"the answer cell {grade_id}")
+        if problem is None and name not in _defined_names(code):
+            problem = (f"the answer cell {grade_id} does not define {name} at its top level; "
+                       "keep the name and define it with def")
+    return (None, problem) if problem else (code, None)
+
+
 def _grade_level1_save(code: str | None, problem: str | None, timeout,
                        fallback: bool = False) -> CheckResult:
     from graders.submission import Submission

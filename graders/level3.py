@@ -62,25 +62,17 @@ def grade_level3(source: str, checks: list, timeout: float | None) -> dict:
     """Grade the Level 3 answer cell in ``source`` on ``checks``; check id -> CheckResult."""
     from graders.checks import (
         LEVEL3,
-        _cell_code,
-        _defined_names,
         _level1_save_source,
+        _one_answer_cell,
         _relocate,
         _result,
-        _split_cells,
-        _syntax_problem,
     )
     from graders.sandbox.engine import grading_problem
     from graders.sandbox.harness import TracedHarness
     from graders.sandbox.serve import SandboxUnavailable
     from graders.submission import Submission
 
-    code, problem = _cell_code(_split_cells(source), source, "l3_save_checkpoint")
-    if code is not None:
-        problem = _syntax_problem(code, "the answer cell l3_save_checkpoint")
-        if problem is None and "save_checkpoint" not in _defined_names(code):
-            problem = ("the answer cell l3_save_checkpoint does not define save_checkpoint at "
-                       "its top level; keep the name and define it with def")
+    code, problem = _one_answer_cell(source, "l3_save_checkpoint", "save_checkpoint")
     if problem:
         return {c.id: _result(c.id, False, f"Could not run this check: {problem.rstrip('.')}.")
                 for c in checks}

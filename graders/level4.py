@@ -12,8 +12,6 @@ counts against all three.
 
 from __future__ import annotations
 
-import ast
-
 from graders.checker_parallel import IN_FLIGHT_PROBLEMS, KEPT_PROBLEMS, MESSAGE_PROBLEMS
 
 __all__ = ["grade_level4", "counts_against_parallel", "GROUPS", "given_save_source"]
@@ -37,22 +35,12 @@ def counts_against_parallel(check, verdict) -> bool:
 
 
 def given_save_source() -> str:
-    """Level 2's reference ``save_checkpoint`` with the imports and constant it uses."""
+    """Level 2's reference ``save_checkpoint`` with the imports and constant it uses: the code
+    of the notebook's locked cell, extracted as the build extracts it."""
     from graders.checks import ROOT
+    from graders.nbgrader_build import extract_code
 
-    path = ROOT / "solutions" / "level2_reference.py"
-    text = path.read_text(encoding="utf-8")
-    parts = []
-    for node in ast.parse(text).body:
-        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
-            continue
-        keep = (isinstance(node, ast.Import | ast.ImportFrom)
-                or isinstance(node, ast.Assign) and any(
-                    getattr(t, "id", None) == "CHECKPOINT" for t in node.targets)
-                or isinstance(node, ast.FunctionDef) and node.name == "save_checkpoint")
-        if keep:
-            parts.append(ast.get_source_segment(text, node))
-    return "\n\n".join(parts) + "\n"
+    return extract_code("solutions/level2_reference.py:CHECKPOINT,save_checkpoint", ROOT)
 
 
 def _message(check, verdict) -> str:
@@ -108,24 +96,16 @@ def grade_level4(source: str, checks: list, timeout: float | None) -> dict:
     from graders import checker_parallel
     from graders.checks import (
         LEVEL4,
-        _cell_code,
-        _defined_names,
+        _one_answer_cell,
         _relocate,
         _result,
-        _split_cells,
-        _syntax_problem,
     )
     from graders.sandbox.engine import grading_problem
     from graders.sandbox.harness import TracedHarness
     from graders.sandbox.serve import SandboxUnavailable
     from graders.submission import Submission
 
-    code, problem = _cell_code(_split_cells(source), source, "l4_run_agent")
-    if code is not None:
-        problem = _syntax_problem(code, "the answer cell l4_run_agent")
-        if problem is None and "run_agent" not in _defined_names(code):
-            problem = ("the answer cell l4_run_agent does not define run_agent at its top "
-                       "level; keep the name and define it with def")
+    code, problem = _one_answer_cell(source, "l4_run_agent", "run_agent")
     if problem:
         return {c.id: _result(c.id, False, f"Could not run this check: {problem.rstrip('.')}.")
                 for c in checks}

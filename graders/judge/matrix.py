@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graders.judge.recording import Recording, Snapshot
-from graders.judge.replay import Moment, replay
+from graders.judge.replay import _BINDING, Moment, replay
 from graders.judge.trace import Op, parse_trace
 from graders.observation import Observation, SaveRecord, describe_error
 from graders.points import NO_CRASH, CrashPoint
@@ -27,9 +27,6 @@ class IncompleteRecording(RuntimeError):
     """The grader lost part of a recording (a fault of the grading machine, never the
     submission's): the run is recorded again, and reported as a grader fault if it happens
     twice."""
-
-_BINDING = frozenset({"rename", "renameat", "renameat2", "link", "linkat", "unlink", "unlinkat",
-                      "symlink", "symlinkat", "mknod", "mknodat", "rmdir", "mkdir", "mkdirat"})
 
 _KIND_WORDS = {
     "fifo": "is a FIFO (a named pipe), not a file: resume's open would wait forever for a writer",
