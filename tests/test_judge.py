@@ -169,3 +169,29 @@ def test_a_call_missing_from_the_trace_is_the_grader_s_loss_unless_the_code_floo
     rec.protocol.append("a record too big to keep")
     matrix = build_matrix(rec, scenario)
     assert any("no record of 1 of the calls" in d for d in matrix.discrepancies)
+
+
+def fsync(pid, fd, path):
+    return f'{pid}  fsync({fd}<{hx(path)}>) = 0'
+
+
+def test_replays_in_many_threads_see_the_same_moments_as_one_replay():
+    """The temp file is bound to checkpoint.json only by its creation number; a number shared
+    across threads (dev check grades two submissions at once) lost the moment before the fsync
+    that comes after the rename, and a save that renames before it syncs passed Level 3."""
+    import concurrent.futures
+
+    lines = [openat(5, "/work/ck.tmp", "O_RDWR|O_CREAT|O_EXCL", 3),
+             write(5, 3, "/work/ck.tmp", SAVE),
+             rename(5, "/work/ck.tmp", "/work/checkpoint.json"),
+             fsync(5, 3, "/work/checkpoint.json")] * 40
+    ops = parse_trace("\n".join(lines), socket_inode=77)
+
+    def shape(_=None):
+        return [(m.position, m.how, m.data) for m in replay(ops)[0]]
+
+    alone = shape()
+    assert [how for _, how, _data in alone if how == "before"].count("before") == 40 * 3, \
+        "a moment before every write, rename and fsync of a file bound to checkpoint.json"
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        assert all(s == alone for s in pool.map(shape, range(64)))

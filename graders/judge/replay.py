@@ -10,6 +10,7 @@ ALICE (Pillai et al., OSDI '14): one run, every crash state, no second run to co
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -31,11 +32,9 @@ _BINDING = frozenset({"rename", "renameat", "renameat2", "link", "linkat", "syml
 
 class _Node:
     __slots__ = ("kind", "data", "target", "unknown", "ident", "durable")
-    _count = 0
 
-    def __init__(self, kind: str, target: str | None = None) -> None:
-        _Node._count += 1
-        self.ident = _Node._count
+    def __init__(self, ident: int, kind: str, target: str | None = None) -> None:
+        self.ident = ident  # creation order within one model: the same node in every replay
         self.kind = kind
         self.data = bytearray()
         self.target = target
@@ -87,11 +86,16 @@ def _flags(token) -> set[str]:
 
 class _Model:
     def __init__(self) -> None:
-        self.paths: dict[str, _Node] = {root: _Node("dir") for root in ROOTS}
+        self._created = itertools.count(1)
+        self.paths: dict[str, _Node] = {root: self.node("dir") for root in ROOTS}
         self.descs: dict[tuple[int, int], _Desc] = {}
         self.cwd: dict[int, str] = {}
         self.last_cwd = "/work"
         self.unfollowed: list[Op] = []
+
+    def node(self, kind: str, target: str | None = None) -> _Node:
+        """A new node, numbered in this model's creation order (no state shared across threads)."""
+        return _Node(next(self._created), kind, target)
 
     # -- paths -----------------------------------------------------------------------------
 
@@ -324,7 +328,7 @@ class _Model:
             return
         node = None if deleted else self.paths.get(path)
         if node is None:
-            node = _Node("file")
+            node = self.node("file")
             if not deleted and "O_TMPFILE" not in flags:
                 self.paths[path] = node
         if "O_TRUNC" in flags and node.kind == "file" and (
@@ -440,11 +444,11 @@ class _Model:
 
     def _symlink(self, op: Op) -> None:
         target = op.args[0].decode("utf-8", "surrogateescape")
-        self.paths[self.absolute(op.pid, None, op.args[1])] = _Node("symlink", target)
+        self.paths[self.absolute(op.pid, None, op.args[1])] = self.node("symlink", target)
 
     def _symlinkat(self, op: Op) -> None:
         target = op.args[0].decode("utf-8", "surrogateescape")
-        self.paths[self.absolute(op.pid, op.args[1], op.args[2])] = _Node("symlink", target)
+        self.paths[self.absolute(op.pid, op.args[1], op.args[2])] = self.node("symlink", target)
 
     def _unlink(self, op: Op) -> None:
         self.paths.pop(self.absolute(op.pid, None, op.args[0]), None)
@@ -456,18 +460,18 @@ class _Model:
         self.paths.pop(self.absolute(op.pid, None, op.args[0]), None)
 
     def _mkdir(self, op: Op) -> None:
-        self.paths[self.absolute(op.pid, None, op.args[0])] = _Node("dir")
+        self.paths[self.absolute(op.pid, None, op.args[0])] = self.node("dir")
 
     def _mkdirat(self, op: Op) -> None:
-        self.paths[self.absolute(op.pid, op.args[0], op.args[1])] = _Node("dir")
+        self.paths[self.absolute(op.pid, op.args[0], op.args[1])] = self.node("dir")
 
     def _mknod(self, op: Op) -> None:
         kind = "fifo" if "S_IFIFO" in str(op.args[1]) else "special"
-        self.paths[self.absolute(op.pid, None, op.args[0])] = _Node(kind)
+        self.paths[self.absolute(op.pid, None, op.args[0])] = self.node(kind)
 
     def _mknodat(self, op: Op) -> None:
         kind = "fifo" if "S_IFIFO" in str(op.args[2]) else "special"
-        self.paths[self.absolute(op.pid, op.args[0], op.args[1])] = _Node(kind)
+        self.paths[self.absolute(op.pid, op.args[0], op.args[1])] = self.node(kind)
 
     def touches(self, op: Op, idents: set[int]) -> bool:
         """Whether ``op`` writes into (or syncs) a node whose creation number is in ``idents``,
@@ -527,7 +531,6 @@ class _Model:
 
 def _bound_to_checkpoint(ops: list[Op]) -> set[int]:
     """Which nodes (by creation order) are ``/work/checkpoint.json`` at some point of the run."""
-    _Node._count = 0
     model = _Model()
     bound: set[int] = set()
     for op in ops:
@@ -547,7 +550,6 @@ def replay(ops: list[Op]) -> tuple[list[Moment], list[Op]]:
     it), halfway through each such write, at each grader call marker, and at the end.
     """
     bound = _bound_to_checkpoint(ops)
-    _Node._count = 0
     model = _Model()
     moments: list[Moment] = []
     for op in ops:
