@@ -1,0 +1,138 @@
+"""The architecture as the tree shows it: packages with one job, no import cycles, small parts.
+
+Measured on the source, not on a hand-kept table: every module of the course's code (``graders``,
+``fake_llm``, ``course.py``, ``benchmarks``) is parsed, and its imports (at module level and inside
+functions alike: a lazy import hides a cycle, it does not remove it) make the graph.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("graders", "fake_llm")
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+def _code_files() -> list[Path]:
+    files = list(_modules().values()) + [ROOT / "course.py"]
+    return files + sorted((ROOT / "benchmarks").glob("*.py"))
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The course modules ``name`` imports (``from pkg import mod`` counts as ``pkg.mod``)."""
+    is_package = path.name == "__init__.py"
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = name.split(".")
+                base = base[: len(base) - node.level + (1 if is_package else 0)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            targets = [f"{module}.{alias.name}" for alias in node.names] + [module]
+        else:
+            continue
+        for target in targets:
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    graph = {name: _imports(name, path, modules) for name, path in modules.items()}
+    # a package's __init__ that re-exports its modules is not a dependency of those modules on
+    # the package: drop edges from a module to its own enclosing packages
+    return {name: {t for t in deps if not name.startswith(t + ".")} for name, deps in graph.items()}
+
+
+def test_the_import_graph_finder_sees_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_there_is_no_import_cycle():
+    cycles = _cycles(_graph())
+    assert not cycles, "modules that import each other (directly or round a loop): " + "; ".join(
+        " <-> ".join(c) for c in cycles)
+
+
+def test_no_module_is_longer_than_400_lines():
+    long = {str(p.relative_to(ROOT)): n for p in _code_files()
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert not long, f"modules over {MAX_MODULE_LINES} lines (split them by job): {long}"
+
+
+def test_no_function_is_longer_than_60_lines():
+    long = {}
+    for path in _code_files():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long[f"{path.relative_to(ROOT)}:{node.name}"] = lines
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines: {long}"
+
+
+@pytest.mark.parametrize("package", sorted(
+    name for name, path in _modules().items() if path.name == "__init__.py"))
+def test_every_package_says_what_its_one_job_is(package):
+    path = _modules()[package]
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+    assert doc and len(doc.split()) >= 6, f"{package} needs a docstring that says its job"
