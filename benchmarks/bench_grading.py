@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 
 import nbformat  # noqa: E402
 
-from graders.nbgrader_batch import quiet_sqlalchemy  # noqa: E402
-from graders.nbgrader_course import build_course, nbgrader_api  # noqa: E402
+from graders.nbgrader_plumbing.batch import quiet_sqlalchemy  # noqa: E402
+from graders.nbgrader_plumbing.course import build_course, nbgrader_api  # noqa: E402
 from tests.fixtures.notebooks.submissions import (  # noqa: E402
     LEVEL1,
     LEVEL2,
@@ -55,7 +55,7 @@ _NB = "nbgrader.preprocessors."
 # (RestoreTestCells: nbgrader 0.9.6's OverwriteCells raises on the editable crash-point cell)
 c.Autograde.sanitize_preprocessors = [_NB + n for n in (
     "ClearOutput", "DeduplicateIds", "OverwriteKernelspec")] + [
-    "graders.nbgrader_preprocessors.RestoreTestCells", _NB + "CheckCellMetadata"]
+    "graders.nbgrader_plumbing.preprocessors.RestoreTestCells", _NB + "CheckCellMetadata"]
 c.Autograde.autograde_preprocessors = [
     _NB + "Execute", _NB + "IgnorePattern", "nbconvert.preprocessors.ClearMetadataPreprocessor",
     _NB + "LimitOutput", _NB + "SaveAutoGrades", _NB + "AssignLatePenalties",

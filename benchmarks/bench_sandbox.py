@@ -109,7 +109,7 @@ def main() -> int:
         print(f"  every crash state (record + judge): {graded_s * 1000:7.1f} ms  ratio "
               f"{graded_s / plain_s:4.2f}x (goal <= 2x); the run in the sandbox alone "
               f"{record_s * 1000:.1f} ms")
-    from graders.checker import check
+    from graders.judge.checkpoint_rules import check
     from graders.judge.matrix import build_matrix
     from graders.judge.power import judge_power
 

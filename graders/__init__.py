@@ -29,18 +29,18 @@ __all__ = [
 
 _WHERE = {
     "Submission": "graders.submission",
-    "CrashPoint": "graders.points",
-    "KINDS": "graders.points",
-    "Observation": "graders.observation",
-    "Verdict": "graders.verdict",
-    "Harness": "graders.harness",
-    "HarnessError": "graders.harness",
-    "DEFAULT_TIMEOUT": "graders.harness",
-    "run_matrix": "graders.harness",
-    "run_point": "graders.harness",
-    "dry_run": "graders.harness",
-    "crash_points": "graders.harness",
-    "check": "graders.checker",
+    "CrashPoint": "graders.judge.crash_points",
+    "KINDS": "graders.judge.crash_points",
+    "Observation": "graders.judge.observation",
+    "Verdict": "graders.judge.verdict",
+    "Harness": "graders.inprocess.harness",
+    "HarnessError": "graders.inprocess.harness",
+    "DEFAULT_TIMEOUT": "graders.inprocess.harness",
+    "run_matrix": "graders.inprocess.harness",
+    "run_point": "graders.inprocess.harness",
+    "dry_run": "graders.inprocess.harness",
+    "crash_points": "graders.inprocess.harness",
+    "check": "graders.judge.checkpoint_rules",
 }
 
 

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pytest
 
-from graders.nbgrader_course import build_course
+from graders.nbgrader_plumbing.course import build_course
 from tests.conftest import ROOT
 from tests.fixtures.notebooks.course_cache import TEST_CELL_TIMEOUT
 from tests.fixtures.notebooks.submissions import submission_notebook

@@ -89,7 +89,7 @@ WRITTEN_ANSWER = ("The save writes checkpoint.json in place, so a crash mid-save
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     """A course directory as `checkpoint-lab course` builds it, with student ann."""
-    from graders.nbgrader_course import build_course
+    from graders.nbgrader_plumbing.course import build_course
 
     return build_course(tmp_path_factory.mktemp("course") / "course", students=["ann"])
 
@@ -155,7 +155,7 @@ def test_feedback_wraps_every_reason_and_says_what_awaits_marking(browser, grade
 def test_feedback_regenerated_after_marking_shows_the_mark(browser, graded):
     from nbgrader.api import Gradebook
 
-    from graders.nbgrader_course import nbgrader_api
+    from graders.nbgrader_plumbing.course import nbgrader_api
 
     with Gradebook(graded.db_url) as gb:
         grade = gb.find_grade("l2_name_the_failures", "02_two_latent_failures",
@@ -184,7 +184,7 @@ def test_feedback_regenerated_after_marking_shows_the_mark(browser, graded):
 
 def _start_course_lab(course, scratch: Path) -> tb.Lab:
     """JupyterLab in the course directory, started the way README says (LAB_COMMAND)."""
-    from graders.course_settings import LAB_COMMAND
+    from graders.nbgrader_plumbing.settings import LAB_COMMAND
 
     port, token = tb._free_port(), os.urandom(12).hex()
     runtime_dir, log = scratch / "runtime", scratch / "course-lab.log"

@@ -8,7 +8,7 @@ import pytest
 
 from fake_llm import load_scenario
 from graders import CrashPoint, Observation, Verdict, check
-from graders.points import point_from_id
+from graders.judge.crash_points import point_from_id
 
 SC = load_scenario("support-tickets")
 CALLS = SC.tool_calls
@@ -100,7 +100,7 @@ def test_a_temp_file_left_after_a_finished_run_is_a_warning_not_a_failure():
 
 
 def test_a_temp_file_outside_the_checkpoints_directory_is_advice():
-    from graders.observation import SaveRecord
+    from graders.judge.observation import SaveRecord
 
     saves = [SaveRecord(n=1, phase="A", tool=1, completed=True,
                         renames=[["/tmp/tmpab12cd", "checkpoint.json"]])]
@@ -361,11 +361,12 @@ def test_every_problem_code_the_checker_can_give_is_documented():
     import re
     from pathlib import Path
 
-    import graders.checker
+    import graders.judge.checkpoint_rules
 
-    source = Path(graders.checker.__file__).read_text()
+    source = Path(graders.judge.checkpoint_rules.__file__).read_text()
     used = set(re.findall(r'fail\("([a-z_]+)"', source))
     used |= set(re.findall(r'return "([a-z_]+)", \(', source))
     used |= {"pending_incomplete", "not_loaded", "skipped"}
-    assert used <= set(graders.checker.PROBLEMS), used - set(graders.checker.PROBLEMS)
+    known = set(graders.judge.checkpoint_rules.PROBLEMS)
+    assert used <= known, used - known
     assert {"no_save_point_a", "save_point_a_after_tool"} <= used

@@ -10,14 +10,14 @@ import json
 import pytest
 
 from fake_llm import load_scenario
-from graders.checker_parallel import (
+from graders.judge.observation import Observation
+from graders.judge.parallel_rules import (
     IN_FLIGHT_PROBLEMS,
     KEPT_PROBLEMS,
     MESSAGE_PROBLEMS,
     PROBLEMS,
     check,
 )
-from graders.observation import Observation
 from tests.conftest import ROOT
 
 SC = load_scenario("incident-triage")  # turns of 3, 1 and 2 calls

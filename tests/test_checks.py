@@ -180,14 +180,14 @@ def test_in_place_write_is_told_its_write_is_torn():
 
 @pytest.mark.parametrize("cheat", [
     "import json\njson.loads = lambda *a, **k: {}\njson.load = lambda *a, **k: {}\n",
-    "import graders.checks, graders.checker\n"
+    "import graders.checks, graders.judge.checkpoint_rules\n"
     "graders.checks.counts_against = lambda *a, **k: False\n"
-    "graders.checker.check = lambda *a, **k: None\n",
+    "graders.judge.checkpoint_rules.check = lambda *a, **k: None\n",
     "import builtins\nbuiltins.AssertionError = Exception\n",
     "import fake_llm\nfake_llm.load_scenario = None\n",
-    "import graders._child as c\nc._setrlimit = lambda *a, **k: None\n",
-    "import graders._child as c\nc._kill = lambda *a, **k: None\n",
-    "import graders._child as c\nc._Recorder.arm = lambda self, name: None\n"
+    "import graders.inprocess.child as c\nc._setrlimit = lambda *a, **k: None\n",
+    "import graders.inprocess.child as c\nc._kill = lambda *a, **k: None\n",
+    "import graders.inprocess.child as c\nc._Recorder.arm = lambda self, name: None\n"
     "c._Recorder.die = lambda self, why: None\n",
     "import signal\n_signal = signal.signal\nsignal.signal = lambda s, h: _signal(s, "
     "signal.SIG_IGN if s == signal.SIGXFSZ else h)\n",
@@ -201,8 +201,8 @@ def test_a_starter_that_patches_things_earns_what_its_code_earns(cheat):
 
 
 def test_the_problems_each_fix_tolerates_are_the_checker_s_own():
-    from graders.checker import PROBLEMS
     from graders.checks import SAVE_POINT_A_PROBLEMS, WRITE_PROBLEMS
+    from graders.judge.checkpoint_rules import PROBLEMS
 
     assert WRITE_PROBLEMS <= set(PROBLEMS) and SAVE_POINT_A_PROBLEMS <= set(PROBLEMS)
     assert not WRITE_PROBLEMS & SAVE_POINT_A_PROBLEMS
@@ -240,7 +240,7 @@ def test_the_five_missing_fields_pass(answer):
     ('MISSING_FIELDS = {"version"} | undefined_name', ["raised NameError"]),
     ('MISSING_FIELDS = {"version",', ["Python could not read the answer cell"]),
     ('import os\nos._exit(3)', ["ended the Python process (exit status 3)"]),
-    ('from graders.resume import SIX_FIELDS\nMISSING_FIELDS = set(SIX_FIELDS) - {"messages"}',
+    ('from graders.loop.resume import SIX_FIELDS\nMISSING_FIELDS = set(SIX_FIELDS) - {"messages"}',
      ["No module named 'graders'"]),
 ], ids=["four", "messages", "misspelt", "unknown", "string", "empty", "numbers", "undefined",
         "raises", "syntax", "os_exit", "imports_the_grader"])

@@ -49,7 +49,7 @@ def released(name: str, tmp_path: Path) -> Path:
 
 def with_reference(name: str, path: Path, tmp_path: Path) -> Path:
     """The notebook at ``path`` with the reference code in each answer cell."""
-    from graders.nbgrader_build import extract_code
+    from graders.nbgrader_plumbing.build import extract_code
 
     authored = jupytext.read(ROOT / "exercises" / "src" / f"{name}.py", fmt="py:percent")
     specs = {c.metadata["nbgrader"]["grade_id"]: c.metadata["checkpoint_lab"]["solution_from"]

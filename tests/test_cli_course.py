@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from graders.cli import main
-from graders.nbgrader_course import load_config
+from graders.nbgrader_plumbing.course import load_config
 
 ENV = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
 BIN = Path(sys.executable).parent
@@ -37,7 +37,7 @@ def test_course_directory_works_with_nbgraders_own_commands(tmp_path):
                  "release/lesson2/01_incomplete_checkpoint.ipynb"):
         assert (course / path).exists(), path
     config = load_config(course)
-    assert "graders.nbgrader_preprocessors.WriteVerdicts" in \
+    assert "graders.nbgrader_plumbing.preprocessors.WriteVerdicts" in \
         config.Autograde.autograde_preprocessors
     again = _run(str(BIN / "nbgrader"), "generate_assignment", "lesson2", "--force", cwd=course)
     assert again.returncode == 0, again.stderr[-2000:]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from graders import cli_dev
+from graders.cli import dev as cli_dev
 from graders.cli import main
 from graders.sandbox import sandbox_problem
 

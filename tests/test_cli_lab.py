@@ -17,9 +17,9 @@ import urllib.request
 import nbformat
 import pytest
 
-from graders import cli_lab
+from graders.cli import lab as cli_lab
 from graders.cli import main
-from graders.workspace import Workspace, delivered_bytes
+from graders.workspace.notebooks import Workspace, delivered_bytes
 from tests.test_browser import start_lab, stop_lab
 
 

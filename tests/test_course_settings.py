@@ -1,11 +1,12 @@
-"""graders.course_settings: what `checkpoint-lab course` adds for the instructor's side."""
+"""graders.nbgrader_plumbing.settings: what `checkpoint-lab course` adds for the instructor's
+side."""
 
 from __future__ import annotations
 
 import json
 
-from graders.course_settings import COURSE_ID, LAB_CONFIG, write_course_settings
-from graders.nbgrader_course import load_config, nbgrader_api
+from graders.nbgrader_plumbing.course import load_config, nbgrader_api
+from graders.nbgrader_plumbing.settings import COURSE_ID, LAB_CONFIG, write_course_settings
 
 BASE = "c = get_config()  # noqa: F821\nc.CourseDirectory.root = {root!r}\n"
 
@@ -25,7 +26,8 @@ def test_formgrader_finds_an_exchange_and_a_course_id(tmp_path):
     assert config.Exchange.root == str(root / "exchange") and (root / "exchange").is_dir()
     api = nbgrader_api(root)
     assert not api.exchange_missing and api.exchange_is_functional
-    assert "graders.feedback.FeedbackNotes" in config.GenerateFeedback.preprocessors
+    feedback = config.GenerateFeedback.preprocessors
+    assert "graders.nbgrader_plumbing.feedback.FeedbackNotes" in feedback
 
 
 def test_a_rebuild_writes_the_settings_once(tmp_path):

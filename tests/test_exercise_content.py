@@ -42,7 +42,7 @@ def notebook_variant(name: str, variant: str):
     ``starter`` is what a student receives (the starter code in each answer cell, an empty
     written answer); ``reference`` has the solutions in the answer cells.
     """
-    from graders.nbgrader_build import build_source_notebook
+    from graders.nbgrader_plumbing.build import build_source_notebook
 
     nb = build_source_notebook(AUTHORED[name])
     for cell in nb.cells:
@@ -132,7 +132,7 @@ def test_point_totals(name):
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_answer_cells_name_code_that_exists(name):
-    from graders.nbgrader_build import extract_code
+    from graders.nbgrader_plumbing.build import extract_code
 
     wanted = {"l1_missing_fields_answer": {"MISSING_FIELDS"},
               "l1_save_checkpoint": {"save_checkpoint"},
@@ -174,7 +174,7 @@ def test_code_cells_compile_and_paths_named_in_the_text_exist(name):
 
 
 def test_level1_loop_is_built_from_the_reference_loop():
-    from graders.nbgrader_build import build_source_notebook
+    from graders.nbgrader_plumbing.build import build_source_notebook
 
     built = build_source_notebook(AUTHORED["01_incomplete_checkpoint"])
     loop = next(c for c in built.cells if meta(c).get("grade_id") == "l1_loop")

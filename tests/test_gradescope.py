@@ -21,7 +21,7 @@ import jsonschema
 import pytest
 
 from graders.checks import CHECKS, checks_for, grade_submission, submission_from_notebook
-from graders.gradescope import MANIFEST_NAME, VISIBILITIES
+from graders.gradescope.results import MANIFEST_NAME, VISIBILITIES
 from graders.sandbox import sandbox_problem
 from tests.conftest import IN_CI, ROOT
 from tests.fixtures.notebooks.course_cache import shared_course
@@ -200,7 +200,7 @@ def test_the_zip_is_in_gradescopes_format(autograder_zip):
         manifest = json.loads(archive.read(MANIFEST_NAME))
         constraints = archive.read("checkpoint-lab/constraints.txt").decode()
     assert {"setup.sh", "run_autograder", "checkpoint-lab/pyproject.toml",
-            "checkpoint-lab/graders/gradescope.py", "checkpoint-lab/solutions/level2_reference.py",
+            "checkpoint-lab/graders/gradescope/results.py", "checkpoint-lab/solutions/level2_reference.py",
             "checkpoint-lab/fake_llm/scenarios/support-tickets.json"} <= names
     assert not [n for n in names if "__pycache__" in n]
     assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
@@ -293,7 +293,7 @@ def test_gradescope_without_a_course_says_what_to_do(tmp_path):
 
 
 def test_finding_the_notebooks_in_a_submission(tmp_path):
-    from graders.gradescope import find_notebooks
+    from graders.gradescope.results import find_notebooks
 
     folder, scratch = tmp_path / "submission", tmp_path / "scratch"
     (folder / ".ipynb_checkpoints").mkdir(parents=True)

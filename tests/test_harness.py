@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import graders.harness
+import graders.inprocess.harness
 from fake_llm import list_scenarios, load_scenario
 from graders import (
     CrashPoint,
@@ -258,7 +258,7 @@ _resource.setrlimit = lambda *a: None
 
 
 @pytest.mark.parametrize("cheat", [
-    "import graders._child as c\nc._setrlimit = lambda *a, **k: None\n",
+    "import graders.inprocess.child as c\nc._setrlimit = lambda *a, **k: None\n",
     "import __main__\n__main__._child._setrlimit = lambda *a, **k: None\n",
     "import resource\n_real = resource.setrlimit\n"
     "def save_checkpoint(state, _save=save_checkpoint):\n"
@@ -355,7 +355,7 @@ def test_in_process_mode_forks_from_this_process_and_agrees_with_the_runner():
 
 def test_without_fork_every_run_is_skipped_with_a_clear_message(monkeypatch):
     reason = "The crash harness needs Linux or macOS: nothing was run."
-    monkeypatch.setattr(graders.harness, "unsupported_reason", lambda: reason)
+    monkeypatch.setattr(graders.inprocess.harness, "unsupported_reason", lambda: reason)
     [v] = run_matrix(REFERENCE, "support-tickets")
     assert v.skipped and not v.passed and v.message == reason
     obs = run_point(REFERENCE, "support-tickets", "killed_during_tool_1")
@@ -368,12 +368,12 @@ def test_the_runner_starts_without_site_and_finds_both_packages(tmp_path):
     folder that is not the checkout, and have it import both packages."""
     import subprocess
 
-    env = dict(os.environ, PYTHONPATH=graders.harness._runner_path(),
+    env = dict(os.environ, PYTHONPATH=graders.inprocess.harness._runner_path(),
                PYTHONDONTWRITEBYTECODE="1")
     env.pop("PYTHONSTARTUP", None)
     proc = subprocess.run(
-        [sys.executable, "-S", "-c", "import sys, fake_llm, graders._runner; "
-         "print('site' in sys.modules, fake_llm.__file__, graders._runner.__file__)"],
+        [sys.executable, "-S", "-c", "import sys, fake_llm, graders.inprocess.runner; "
+         "print('site' in sys.modules, fake_llm.__file__, graders.inprocess.runner.__file__)"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     site_loaded, fake_llm_file, runner_file = proc.stdout.split()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from graders.checks import CHECKS, NOTEBOOKS
-from graders.hints import LEVELS, HintError, Hints, hint_texts, hints_opened, record_hints
+from graders.checks.hints import LEVELS, HintError, Hints, hint_texts, hints_opened, record_hints
 from graders.teaching.variants import load_function
 
 
@@ -81,7 +81,7 @@ def test_an_exercise_without_hints_is_named():
 
 
 def test_saving_a_notebook_in_the_workspace_records_the_counts_in_its_metadata():
-    from graders.workspace import before_save
+    from graders.workspace.notebooks import before_save
 
     hint = Hints("02_two_latent_failures", {
         "run_agent": load_function("starter", "run_agent"),

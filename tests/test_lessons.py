@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from graders.workspace import ASSIGNMENT
+from graders.workspace.notebooks import ASSIGNMENT
 from tests.conftest import ROOT
 
 LESSONS = ROOT / "lessons"
@@ -80,8 +80,8 @@ def test_links_lead_somewhere(notebook):
         if link.startswith("https://"):
             continue
         if link.startswith(f"../exercises/{ASSIGNMENT}/"):
-            # The workspace layout (graders.workspace): exercises/<assignment>/NAME; in the
-            # source tree the released notebook is exercises/NAME.
+            # The workspace layout (graders.workspace.notebooks): exercises/<assignment>/NAME; in
+            # the source tree the released notebook is exercises/NAME.
             target = ROOT / "exercises" / link.rsplit("/", 1)[1]
         else:
             target = LESSONS / link

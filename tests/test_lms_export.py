@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import csv
 
-from graders.nbgrader_batch import StudentResult, write_csv
-from graders.nbgrader_batch import TestScore as Score
+from graders.nbgrader_plumbing.batch import StudentResult, write_csv
+from graders.nbgrader_plumbing.batch import TestScore as Score
 
 
 def _student(name: str, scores: list[float | None], notes=()) -> StudentResult:

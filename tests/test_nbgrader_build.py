@@ -9,14 +9,14 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from graders.nbgrader_build import (
+from graders.nbgrader_plumbing.build import (
     BuildError,
     build_source_notebook,
     clean_notebook,
     extract_code,
     notebook_text,
 )
-from graders.nbgrader_course import build_course
+from graders.nbgrader_plumbing.course import build_course
 from tests.conftest import ROOT
 from tests.fixtures.notebooks.course_cache import shared_course
 
@@ -119,11 +119,11 @@ def test_generate_assignment_releases_each_cells_starter(tmp_path):
 def test_committed_exercises_are_exactly_what_the_build_releases(name):
     released = shared_course().release_dir / name
     committed = ROOT / "exercises" / name
-    assert committed.exists(), f"run `python -m graders.nbgrader_build` to write {name}"
+    assert committed.exists(), f"run `python -m graders.nbgrader_plumbing.build` to write {name}"
     expected = notebook_text(clean_notebook(nbformat.read(released, as_version=4)))
     assert committed.read_text() == expected, (
         f"exercises/{name} is not what the build releases from exercises/src/; "
-        "run `python -m graders.nbgrader_build` and commit the result")
+        "run `python -m graders.nbgrader_plumbing.build` and commit the result")
 
 
 @pytest.mark.parametrize("name", EXERCISES)

@@ -21,7 +21,7 @@ import nbformat
 import pytest
 
 from graders.checks import CHECKS
-from graders.nbgrader_grading import autograded_test_cells
+from graders.nbgrader_plumbing.cells import autograded_test_cells
 from tests.conftest import ROOT
 from tests.fixtures.notebooks.course_cache import shared_course
 from tests.fixtures.notebooks.submissions import (

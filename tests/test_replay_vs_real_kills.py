@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from graders.checks import grade_submission
-from graders.harness import Harness
+from graders.inprocess.harness import Harness
 from graders.sandbox import sandbox_problem
 from graders.sandbox.harness import TracedHarness
 from graders.submission import Submission

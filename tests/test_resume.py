@@ -1,4 +1,5 @@
-"""graders.resume: the reference resume routine, on real checkpoints the reference loop wrote."""
+"""graders.loop.resume: the reference resume routine, on real checkpoints the reference loop
+wrote."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from fake_llm import load_scenario
-from graders.resume import SIX_FIELDS, Problem, ResumeReport, resume
+from graders.loop.resume import SIX_FIELDS, Problem, ResumeReport, resume
 from tests.conftest import ROOT
 
 

@@ -1,4 +1,5 @@
-"""graders.selfcheck: the self-check table, as text and as HTML, and self_check on live code."""
+"""graders.checks.selfcheck: the self-check table, as text and as HTML, and self_check on live
+code."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from graders.checks import CHECKS, CheckResult
-from graders.selfcheck import MAX_POINT_ROWS, ResultTable, self_check
-from graders.verdict import Verdict
+from graders.checks.selfcheck import MAX_POINT_ROWS, ResultTable, self_check
+from graders.judge.verdict import Verdict
 from tests.conftest import ROOT
 
 

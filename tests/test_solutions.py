@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from graders.solutions import copy_solutions, solutions
-from graders.workspace import Workspace
+from graders.workspace.notebooks import Workspace
+from graders.workspace.solutions import copy_solutions, solutions
 from tests.conftest import ROOT
 
 COMMAND = Path(sys.executable).with_name("checkpoint-lab")

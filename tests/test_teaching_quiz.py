@@ -108,7 +108,7 @@ def test_quiz_view_text_fallback_is_the_question_with_answers():
     bundle, metadata = view._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert bundle["text/plain"] == QUIZZES["power_loss"].to_text()
-    # What a saved notebook shows in the widget's place (graders.workspace.before_save).
+    # What a saved notebook shows in the widget's place (graders.workspace.notebooks.before_save).
     assert metadata == {"checkpoint_lab_rerun": "Run this cell to see the quiz (its buttons "
                                                 "need the running kernel)."}
 

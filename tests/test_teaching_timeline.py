@@ -11,7 +11,7 @@ import json
 import pytest
 
 from fake_llm import load_scenario
-from graders.harness import Harness, run_matrix
+from graders.inprocess.harness import Harness, run_matrix
 from graders.teaching.timeline import DISK_KINDS, build_timeline
 from graders.teaching.variants import SAVE_POINTS, WRITE_MODES, no_checkpoint, variant
 
@@ -239,7 +239,7 @@ def test_the_middle_loops_behave_like_the_harness_fixtures_of_the_same_mistake(
 
 def test_a_platform_without_the_harness_gets_a_clear_error_not_a_made_up_timeline(monkeypatch):
     import graders.teaching.timeline as timeline_module
-    from graders.harness import HarnessError
+    from graders.inprocess.harness import HarnessError
 
     monkeypatch.setattr(timeline_module, "unsupported_reason",
                         lambda: "The crash harness needs Linux or macOS.")
@@ -248,7 +248,7 @@ def test_a_platform_without_the_harness_gets_a_clear_error_not_a_made_up_timelin
 
 
 def test_the_claims_of_part_1_on_real_checkpoints_from_the_harness():
-    from graders.resume import resume
+    from graders.loop.resume import resume
     from graders.teaching.scene import ran_twice, without
 
     with Harness(variant("A and B", "temp + rename")) as harness:

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from graders.resume import SIX_FIELDS
+from graders.loop.resume import SIX_FIELDS
 from graders.teaching.checkpoint_view import FIELD_PURPOSES, CheckpointView, summarize_message
 from graders.teaching.scene import describe_run, ledger_lines, ran_twice, without
 from graders.teaching.timeline import build_timeline
@@ -307,7 +307,7 @@ def test_code_is_shown_whole_line_on_its_own_light_panel():
 
 @pytest.mark.parametrize("checkpoint", ["", "{", None])
 def test_a_resume_that_took_no_step_prints_no_empty_heading(checkpoint):
-    from graders.resume import resume
+    from graders.loop.resume import resume
 
     report = resume(checkpoint)
     assert report.steps == []

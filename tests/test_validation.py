@@ -1,13 +1,14 @@
-"""graders.validation: nbgrader's Validate explains a failed check cell with the check's verdict."""
+"""graders.nbgrader_plumbing.validation: nbgrader's Validate explains a failed check cell with the
+check's verdict."""
 
 from __future__ import annotations
 
 from nbformat.v4 import new_code_cell, new_output
 
 from graders.checks import CHECKS, CheckResult
-from graders.nbgrader_grading import WRAP, verdict_outputs
-from graders.selfcheck import ResultTable
-from graders.validation import explain, install
+from graders.checks.selfcheck import ResultTable
+from graders.nbgrader_plumbing.cells import WRAP, verdict_outputs
+from graders.nbgrader_plumbing.validation import explain, install
 
 TITLE = CHECKS["l2_atomic_save"].title
 WHY = ("Killed halfway through save 1 (save point B, after tool 1 returned): checkpoint.json held "

@@ -7,7 +7,7 @@ import json
 import nbformat
 import pytest
 
-from graders.workspace import (
+from graders.workspace.notebooks import (
     WIDGET_HINT,
     Workspace,
     WorkspaceError,
@@ -175,9 +175,10 @@ def test_the_real_course_ships_notebooks_to_the_documented_places(repo_root, mon
 
 
 def test_the_exercises_folder_is_named_after_the_nbgrader_assignment():
-    from graders import nbgrader_build, workspace
+    from graders.nbgrader_plumbing import build
+    from graders.workspace import notebooks
 
-    assert workspace.ASSIGNMENT == nbgrader_build.ASSIGNMENT
+    assert notebooks.ASSIGNMENT == build.ASSIGNMENT
 
 
 def test_a_copy_carries_the_kernels_language_info_so_opening_it_changes_nothing(ws):

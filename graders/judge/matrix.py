@@ -14,11 +14,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from graders.judge.crash_points import NO_CRASH, CrashPoint
+from graders.judge.observation import Observation, SaveRecord, describe_error
 from graders.judge.recording import Recording, Snapshot
 from graders.judge.replay import _BINDING, Moment, replay
 from graders.judge.trace import Op, parse_trace
-from graders.observation import Observation, SaveRecord, describe_error
-from graders.points import NO_CRASH, CrashPoint
 
 __all__ = ["Matrix", "build_matrix", "PointMoments", "IncompleteRecording"]
 

@@ -207,7 +207,7 @@ def judge_power(matrix, scenario, check) -> list:
     """
     import dataclasses
 
-    from graders.verdict import Verdict
+    from graders.judge.verdict import Verdict
 
     all_moments = [m for pm in matrix.points for m in pm.moments]
     by_moment = {id(pw.moment): pw for pw in power_moments(all_moments, matrix.ops)}

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 
-from graders.checker import check, load_error_verdict
+from graders.judge.checkpoint_rules import check, load_error_verdict
+from graders.judge.crash_points import NO_CRASH
 from graders.judge.matrix import Matrix, build_matrix
+from graders.judge.observation import describe_error
 from graders.judge.recording import Recording
-from graders.observation import describe_error
-from graders.points import NO_CRASH
-from graders.verdict import Verdict
+from graders.judge.verdict import Verdict
 
 __all__ = ["judge", "load_message", "UNOBSERVED", "CHANNEL"]
 
-#: Problem codes of the traced grader, beside the checker's own (graders.checker.PROBLEMS).
+#: Problem codes of the traced grader, beside the checker's own
+#: (graders.judge.checkpoint_rules.PROBLEMS).
 UNOBSERVED = "unobserved_write"
 CHANNEL = "grader_channel"
 
@@ -74,8 +75,8 @@ def judge(rec: Recording, scenario, kinds=None, *,
     Returns the verdicts in timeline order (a crash point fails at its first moment that fails)
     and the matrix they came from (None when the submission could not be loaded). ``checker``
     judges one moment: ``checker(observation, scenario, crash_point) -> Verdict`` (by default
-    :func:`graders.checker.check`; an exercise with other rules, such as several tool calls in
-    one turn, passes its own).
+    :func:`graders.judge.checkpoint_rules.check`; an exercise with other rules, such as several tool
+    calls in one turn, passes its own).
     """
     problem = load_message(rec)
     if problem:

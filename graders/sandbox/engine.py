@@ -45,7 +45,7 @@ def harness_for(submission, timeout: float | None, *, allow_fallback: bool = Fal
 
     Raises :class:`SandboxUnavailable` when grading cannot run and no fallback is allowed.
     """
-    from graders.harness import DEFAULT_TIMEOUT, Harness
+    from graders.inprocess.harness import DEFAULT_TIMEOUT, Harness
     from graders.sandbox.harness import TracedHarness
 
     if submission.in_process:

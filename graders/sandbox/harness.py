@@ -1,4 +1,4 @@
-"""The traced harness: the grading counterpart of :class:`graders.harness.Harness`.
+"""The traced harness: the grading counterpart of :class:`graders.inprocess.harness.Harness`.
 
 It runs a source submission ONCE per scenario in the sandbox (:func:`graders.sandbox.record`)
 and lets :mod:`graders.judge` derive every crash point from what was recorded. Same questions as
@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from graders.checker import load_error_verdict
+from graders.judge.checkpoint_rules import load_error_verdict
+from graders.judge.crash_points import KINDS, NO_CRASH, CrashPoint
+from graders.judge.observation import Observation
+from graders.judge.verdict import Verdict
 from graders.judge.verdicts import judge, load_message
-from graders.observation import Observation
-from graders.points import KINDS, NO_CRASH, CrashPoint
 from graders.sandbox.serve import DEFAULT_TIMEOUT, record
 from graders.submission import Submission
-from graders.verdict import Verdict
 
 __all__ = ["TracedHarness"]
 
@@ -26,17 +26,17 @@ class TracedHarness:
 
     Args:
         submission: a source submission (not live functions: those run in the student's own
-            process and can only be self-checked, see :class:`graders.harness.Harness`).
+            process and can only be self-checked, see :class:`graders.inprocess.harness.Harness`).
         timeout: seconds one run may take.
         sandbox: False runs the code traced but unconfined (trusted code only).
-        checker: judges one crash state (default: :func:`graders.checker.check`).
+        checker: judges one crash state (default: :func:`graders.judge.checkpoint_rules.check`).
     """
 
     def __init__(self, submission: Submission, *, timeout: float | None = None,
                  sandbox: bool = True, checker=None) -> None:
         if submission.in_process:
             raise TypeError("TracedHarness grades source submissions; live functions are "
-                            "self-checked with graders.harness.Harness")
+                            "self-checked with graders.inprocess.harness.Harness")
         self.submission = submission
         self.timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
         self.sandbox = sandbox
@@ -99,7 +99,7 @@ class TracedHarness:
 
     def power_verdicts(self, scenario) -> list[Verdict]:
         """Verdicts of every power-cut crash point of ``scenario``, from the same one run."""
-        from graders.checker import check
+        from graders.judge.checkpoint_rules import check
         from graders.judge.power import judge_power
 
         _rec, verdicts, matrix = self._run(scenario)
@@ -130,7 +130,7 @@ class TracedHarness:
             if pm.point.id == point_id:
                 return matrix.observation(pm, pm.moments[0])
         known = ", ".join(pm.point.id for pm in matrix.points)
-        from graders.harness import HarnessError
+        from graders.inprocess.harness import HarnessError
 
         raise HarnessError(f"no crash point {point_id!r} in this run of {sc.name}; its crash "
                            f"points are: {known}")

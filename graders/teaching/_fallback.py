@@ -5,8 +5,8 @@ from __future__ import annotations
 __all__ = ["RERUN_KEY", "TextFallback"]
 
 #: The key of a widget output's metadata that holds its one-line "run this cell" hint.
-#: `graders.workspace.before_save` puts that line in place of the widget when the notebook is
-#: saved, so a reopened notebook says what to do instead of "Error displaying widget".
+#: `graders.workspace.notebooks.before_save` puts that line in place of the widget when the notebook
+#: is saved, so a reopened notebook says what to do instead of "Error displaying widget".
 RERUN_KEY = "checkpoint_lab_rerun"
 
 

@@ -6,7 +6,7 @@ import html
 import json
 from collections.abc import Iterable, Mapping
 
-from graders.protocol import SIX_FIELDS
+from graders.loop.protocol import SIX_FIELDS
 
 __all__ = ["CheckpointView", "FIELD_PURPOSES", "summarize_message", "show_checkpoint"]
 

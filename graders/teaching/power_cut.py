@@ -89,7 +89,7 @@ def _words(state, good: bytes | None) -> str:
 def power_cut_rows(scenario: str = "support-tickets") -> list[PowerRow]:
     """For each of :data:`SAVES`, the states a power cut while tool 2 runs could leave."""
     from fake_llm import load_scenario
-    from graders.checker import check
+    from graders.judge.checkpoint_rules import check
     from graders.judge.matrix import build_matrix
     from graders.judge.power import _power_point, _state_observation, power_moments
     from graders.sandbox import record

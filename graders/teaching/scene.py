@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Mapping
 
-from graders.observation import Observation
+from graders.judge.observation import Observation
 
 __all__ = ["without", "describe_run", "ledger_lines", "ran_twice"]
 

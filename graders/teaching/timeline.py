@@ -2,7 +2,7 @@
 
 `build_timeline` runs the four loops of `graders.teaching.variants` through the crash harness
 (``support-tickets`` by default) and keeps, for every moment of the run and every combination
-of the two toggles, what the harness found on disk and what `graders.resume.resume` concludes
+of the two toggles, what the harness found on disk and what `graders.loop.resume.resume` concludes
 from it. Nothing is made up: each state is one real crash run.
 
 The moments are those of the "A and B" loop: each model call, each save, each tool running,
@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fake_llm import load_scenario
-from graders.harness import Harness, HarnessError, unsupported_reason
-from graders.observation import Observation
-from graders.resume import ResumeReport, resume
+from graders.inprocess.harness import Harness, HarnessError, unsupported_reason
+from graders.judge.observation import Observation
+from graders.loop.resume import ResumeReport, resume
 from graders.teaching.variants import SAVE_POINTS, WRITE_MODES, variant, variant_name
 
 __all__ = [
@@ -365,8 +365,8 @@ def build_timeline(scenario: str = "support-tickets", *, timeout: float | None =
     """Run the four loops through the crash harness at every moment of ``scenario``.
 
     The four loops run side by side (one harness runner each); on a 2-core machine this takes
-    about a second for ``support-tickets``. Raises `graders.harness.HarnessError`, saying why,
-    on a platform without the harness's POSIX techniques or when a run does not go as planned:
+    about a second for ``support-tickets``. Raises `graders.inprocess.harness.HarnessError`, saying
+    why, on a platform without the harness's POSIX techniques or when a run does not go as planned:
     the timeline never shows a state the harness did not really produce.
     """
     reason = unsupported_reason()

@@ -1,0 +1,178 @@
+"""Opt-in hints for the exercises: the next hint for the first check that does not pass yet.
+
+Hints are authored once per exercise, as package data beside the graders
+(``graders/data/hints/<notebook>.md``: a ``## <check id>`` section per check, and in it
+``### Nudge``, ``### Idea`` and ``### Code``), so an installed wheel has them too. An exercise
+notebook sets up ``hint = Hints("02_two_latent_failures", globals())``; the student calls
+``hint()`` when stuck. Each call shows one more hint for the first visible check that fails
+(or for the check named: ``hint("l2_save_point_a")``).
+
+How many hints were opened is recorded in the notebook, not graded: each hint's output carries
+``{"checkpoint_lab": {"hints": {...}}}`` in its metadata with the running counts, and
+`record_hints` copies the latest counts into the notebook's own metadata (``checkpoint_lab.hints``)
+when the notebook is saved; `hints_opened` reads them back for the instructor.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+__all__ = [
+    "Hint",
+    "Hints",
+    "HintError",
+    "LEVELS",
+    "METADATA_KEY",
+    "hint_texts",
+    "hints_opened",
+    "record_hints",
+]
+
+#: The kinds of hint, in the order they are opened.
+LEVELS = ("Nudge", "Idea", "Code")
+#: The key under which hint counts are kept in output and notebook metadata.
+METADATA_KEY = "checkpoint_lab"
+
+
+class HintError(ValueError):
+    """A notebook or check with no hints, or a hints file that does not parse."""
+
+
+def hint_texts(notebook: str) -> dict[str, list[tuple[str, str]]]:
+    """The hints authored for ``notebook``: {check id: [(level, Markdown text), ...]}."""
+    try:
+        text = (resources.files("graders") / "data" / "hints" / f"{notebook}.md").read_text(
+            encoding="utf-8")
+    except FileNotFoundError:
+        raise HintError(f"there are no hints for {notebook!r}: the exercises with hints are "
+                        "01_incomplete_checkpoint and 02_two_latent_failures") from None
+    hints: dict[str, list[tuple[str, str]]] = {}
+    for section in re.split(r"^## ", text, flags=re.M)[1:]:
+        check_id, _, body = section.partition("\n")
+        levels = re.split(r"^### (.+)$", body, flags=re.M)[1:]
+        pairs = [(levels[i].strip(), levels[i + 1].strip()) for i in range(0, len(levels), 2)]
+        if [level for level, _ in pairs] != list(LEVELS):
+            raise HintError(f"{notebook}.md, section {check_id.strip()}: the hints must be "
+                            f"{', '.join(LEVELS)}, in that order")
+        hints[check_id.strip()] = pairs
+    return hints
+
+
+@dataclass(frozen=True)
+class Hint:
+    """One hint as the student sees it, with the counts recorded in its output's metadata."""
+
+    notebook: str
+    check_id: str | None
+    number: int
+    level: str
+    text: str
+    opened: dict[str, int]
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """What the hint's output carries in its metadata: the counts so far."""
+        return {METADATA_KEY: {"hints": {"notebook": self.notebook, "opened": dict(self.opened),
+                                         "total": sum(self.opened.values())}}}
+
+    def heading(self) -> str:
+        if self.check_id is None:
+            return "No hint needed"
+        return f"Hint {self.number} of {len(LEVELS)} for {self.check_id} ({self.level.lower()})"
+
+    def to_text(self) -> str:
+        return f"{self.heading()}\n\n{self.text}"
+
+    __str__ = to_text
+
+    def _repr_markdown_(self) -> str:
+        return f"**{html.escape(self.heading())}**\n\n{self.text}"
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return ({"text/plain": self.to_text(), "text/markdown": self._repr_markdown_()},
+                self.metadata)
+
+
+class Hints:
+    """``hint()`` for one exercise notebook: the next hint for its first failing visible check.
+
+    ``namespace`` is the notebook's ``globals()``: the checks run on the names defined there,
+    exactly as the check cells do.
+    """
+
+    def __init__(self, notebook: str, namespace: dict) -> None:
+        self.notebook = notebook
+        self.namespace = namespace
+        self.texts = hint_texts(notebook)
+        self.opened: dict[str, int] = {}
+
+    def first_failing(self) -> str | None:
+        """The id of the first visible check that does not pass now, or None."""
+        from graders.checks import checks_for, evaluate_check
+
+        for check in checks_for(self.notebook, include_hidden=False):
+            if check.id in self.texts and not evaluate_check(check.id, self.namespace).passed:
+                return check.id
+        return None
+
+    def __call__(self, check_id: str | None = None) -> Hint:
+        """The next hint for ``check_id``, or for the first visible check that fails."""
+        from graders.checks import in_grading_kernel
+
+        if in_grading_kernel():
+            return self._note("Hints are not shown while your work is graded.")
+        if check_id is None:
+            check_id = self.first_failing()
+            if check_id is None:
+                return self._note(
+                    "Every visible check passes: nothing to hint at. The hidden checks run the "
+                    "same crash tests on a longer task when your work is graded, and the written "
+                    "answer is yours to write.")
+        elif check_id not in self.texts:
+            raise HintError(f"there are no hints for {check_id!r}; this notebook's checks with "
+                            f"hints are {', '.join(self.texts)}")
+        number = min(self.opened.get(check_id, 0) + 1, len(LEVELS))
+        text = self.texts[check_id][number - 1][1]
+        if self.opened.get(check_id, 0) >= len(LEVELS):
+            text += ("\n\n*That was the last hint for this check. Once you have tried it, the "
+                     "solutions explain each line.*")
+        else:
+            self.opened[check_id] = number
+        return Hint(self.notebook, check_id, number, LEVELS[number - 1], text, self.opened)
+
+    def _note(self, text: str) -> Hint:
+        return Hint(self.notebook, None, 0, "", text, self.opened)
+
+
+def _latest_counts(nb: dict) -> dict[str, Any] | None:
+    """The counts of the hint output with the most hints opened (cells may run in any order)."""
+    latest = None
+    for cell in nb.get("cells", []):
+        for output in cell.get("outputs", []) or []:
+            found = (output.get("metadata") or {}).get(METADATA_KEY, {}).get("hints")
+            if found and (latest is None or found.get("total", 0) >= latest.get("total", 0)):
+                latest = found
+    return latest
+
+
+def record_hints(nb: dict) -> dict:
+    """Copy the latest hint counts in ``nb``'s outputs into its metadata; return ``nb``.
+
+    Meant for the notebook server's save hook, so the counts stay in the notebook even where
+    the outputs are cleared later. A notebook with no hint output is left as it is.
+    """
+    counts = _latest_counts(nb)
+    if counts is not None:
+        nb.setdefault("metadata", {}).setdefault(METADATA_KEY, {})["hints"] = counts
+    return nb
+
+
+def hints_opened(nb: dict) -> dict[str, int]:
+    """How many hints a student opened in ``nb`` (a notebook as a dict), by check id."""
+    counts = (nb.get("metadata", {}).get(METADATA_KEY, {}).get("hints")
+              or _latest_counts(nb) or {})
+    return dict(counts.get("opened", {}))

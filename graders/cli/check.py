@@ -1,0 +1,162 @@
+"""``checkpoint-lab check NOTEBOOK``: a student's self-check from the terminal.
+
+Reads the answer cells of an exercise notebook, runs that notebook's visible checks on them in
+fresh processes (as grading does), and prints the same table and messages the notebook's
+self-check cell shows, then says which written answers are still empty. Exit status 0 only when
+every visible check passes, 1 when one fails (unlike ``nbgrader validate``, which exits 0 either
+way), 2 for bad input.
+
+``NOTEBOOK`` is a path, or just the notebook's name (``02_two_latent_failures``, with or without
+``.ipynb``): a name that is not a file here is looked up in the student's workspace
+(`graders.workspace.student_files`), so the command works from the course's folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from graders.cli import UsageError
+
+__all__ = ["add_arguments", "run", "check_notebook", "empty_written_answers", "resolve_notebook"]
+
+_PLACEHOLDER = "YOUR ANSWER HERE"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``check`` subcommand's arguments."""
+    parser.add_argument("notebook", metavar="NOTEBOOK",
+                        help="your exercise notebook: its name (02_two_latent_failures), looked "
+                        "up in your workspace, or the path of your copy")
+    parser.add_argument("--workspace", metavar="DIR", default=None,
+                        help="your working folder (default: the one JupyterLab serves, else "
+                        "workspace/ in the course's folder)")
+    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                        help="seconds one crash point's run may take before it counts as a hang "
+                        "(default: the harness's)")
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the current folder when it is below it, else absolute."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path.resolve())
+
+
+def resolve_notebook(text: str, workspace: str | Path | None = None) -> Path:
+    """The file ``checkpoint-lab check TEXT`` means: the path itself when it exists, else the
+    student's copy of the exercise named ``TEXT`` in their workspace. UsageError otherwise."""
+    from graders.checks import NOTEBOOKS
+    from graders.workspace.student_files import exercise_copy, notebook_name, workspace_path
+
+    path = Path(text).expanduser()
+    if path.exists():
+        return path
+    name = notebook_name(text)
+    ws = workspace_path(workspace)
+    names = ", ".join(NOTEBOOKS)
+    if name is None:
+        example = _shown(exercise_copy("02_two_latent_failures", ws))
+        raise UsageError(f"there is no file {text}; give the path of your copy of an exercise "
+                         f"notebook (e.g. {example}) or just its name ({names})")
+    if name not in NOTEBOOKS:
+        raise UsageError(f"there is no file {text} and no exercise called {name}; the exercises "
+                         f"are {names}")
+    copy = exercise_copy(name, ws)
+    if copy.exists():
+        return copy
+    raise UsageError(f"there is no file {text} here, and your workspace {ws} has no "
+                     f"{copy.relative_to(ws)} yet; open the course once with `python3 course.py "
+                     "lab` (it makes your copy), or give the path of your copy (or --workspace "
+                     "DIR)")
+
+
+def empty_written_answers(nb) -> list[tuple[str, float]]:
+    """The written answers of ``nb`` still left as released or empty: (grade_id, points)."""
+    from nbgrader import utils
+
+    empty = []
+    for cell in nb.get("cells", []):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.get("cell_type") != "markdown" or not (meta.get("solution") and meta.get("grade")):
+            continue
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        unchanged = False
+        if "checksum" in meta:
+            try:
+                unchanged = utils.compute_checksum(_node(cell)) == meta["checksum"]
+            except Exception:  # noqa: BLE001 - a damaged cell: judge it by its text alone
+                unchanged = False
+        if unchanged or source.strip() in ("", _PLACEHOLDER):
+            empty.append((meta.get("grade_id", "?"), float(meta.get("points", 0))))
+    return empty
+
+
+def _node(cell):
+    from nbformat import from_dict
+
+    return from_dict(cell)
+
+
+def check_notebook(path: Path, *, timeout: float | None = None):
+    """Run the visible checks of the exercise notebook at ``path``; a `ResultTable`.
+
+    Its notes name the written answers that are still empty. Raises `graders.cli.UsageError`
+    when ``path`` is not one of the exercise notebooks.
+    """
+    from graders.checks import (
+        NOTEBOOKS,
+        NotebookError,
+        checks_for,
+        grade_submission,
+        notebook_of,
+        read_notebook,
+        submission_from_notebook,
+    )
+    from graders.checks.selfcheck import ResultTable
+
+    if path.is_dir():
+        raise UsageError(f"{path} is a folder; give the path of one exercise notebook (.ipynb) "
+                         "inside it")
+    try:
+        nb = read_notebook(path)
+    except NotebookError as exc:
+        raise UsageError(f"{exc}; give the .ipynb file of an exercise notebook") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {path} ({exc.strerror})") from None
+    notebook = notebook_of(nb)
+    if notebook is None:
+        names = ", ".join(f"{n}.ipynb" for n in NOTEBOOKS)
+        raise UsageError(f"{path} is not one of the Checkpoint Lab exercise notebooks ({names}): "
+                         "none of its cells is an exercise cell")
+    source = submission_from_notebook(nb, notebook)
+    results = grade_submission(source, notebook, include_hidden=False, timeout=timeout,
+                               allow_fallback=True)
+    hidden = [c for c in checks_for(notebook) if c.hidden]
+    notes = [f"Your written answer {grade_id} ({points:g} points, marked by hand) is still "
+             "empty: write it in the notebook before you submit."
+             for grade_id, points in empty_written_answers(nb)]
+    return ResultTable(results.values(), hidden=hidden, notes=notes,
+                       title=f"Self-check of {_shown(path)}: {NOTEBOOKS[notebook]}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the self-check table; 0 when every visible check passes, else 1."""
+    from graders.workspace.student_files import exercise_copy, is_course_release, workspace_path
+
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError(f"--timeout must be a positive number of seconds, not {args.timeout:g}")
+    path = resolve_notebook(args.notebook, args.workspace)
+    if path.is_file() and is_course_release(path):
+        copy = exercise_copy(path.stem, workspace_path(args.workspace))
+        yours = (f"your copy is {_shown(copy)}: `checkpoint-lab check {path.stem}`"
+                 if copy.exists() else "your copy is made by `python3 course.py lab`")
+        print(f"note: {_shown(path)} is the course's untouched release, not your work; {yours}",
+              file=sys.stderr)
+    table = check_notebook(path, timeout=args.timeout)
+    print(table)
+    sys.stdout.flush()
+    return 0 if table.passed else 1

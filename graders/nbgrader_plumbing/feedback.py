@@ -1,0 +1,76 @@
+"""What the feedback HTML adds to nbgrader's: wrapped text, and written answers that await marking.
+
+nbgrader's feedback page shows outputs and code in ``<pre>`` blocks that never wrap, so a long
+line runs off the right edge; and a written answer that is not marked yet shows as "0 / 4" like
+an answer that earned nothing. :class:`FeedbackNotes`, run by ``generate_feedback`` after
+nbgrader's own ``GetGrades`` (the course's ``nbgrader_config.py`` names it, see
+`graders.nbgrader_plumbing.settings`), wraps every ``<pre>`` and puts a note under each answer still
+to be marked, and one at the top listing them. Regenerate the feedback after marking (``nbgrader
+generate_feedback --force``) and the notes are gone.
+"""
+
+from __future__ import annotations
+
+from nbformat import NotebookNode
+from nbformat.v4 import new_markdown_cell
+from nbgrader import utils
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+__all__ = ["AWAITING_CLASS", "FEEDBACK_CSS", "FeedbackNotes"]
+
+#: The class of the notes this adds (a ``<div>`` in each note's markdown).
+AWAITING_CLASS = "checkpoint-lab-awaiting-marking"
+
+#: Wrap long lines instead of scrolling sideways: outputs, code, and our notes.
+FEEDBACK_CSS = f"""
+div#notebook pre, div.output_area pre, div.input_area pre {{
+  white-space: pre-wrap;
+  overflow-wrap: anywhere;
+}}
+div.{AWAITING_CLASS} {{
+  border-left: 4px solid #9a6700;
+  background: #fff8c5;
+  padding: 0.5em 0.8em;
+  margin: 0.4em 0;
+}}
+"""
+
+
+def _note(text: str) -> NotebookNode:
+    return new_markdown_cell(f'<div class="{AWAITING_CLASS}">\n\n{text}\n\n</div>')
+
+
+class FeedbackNotes(NbGraderPreprocessor):
+    """Wrap the feedback's text, and say which written answers await marking."""
+
+    def preprocess(self, nb: NotebookNode, resources: dict):
+        from nbgrader.api import Gradebook, MissingEntry
+
+        info = resources.get("nbgrader", {})
+        inlining = resources.setdefault("inlining", {})
+        inlining["css"] = [*inlining.get("css", []), FEEDBACK_CSS]
+        awaiting: list[tuple[int, str, float]] = []
+        with Gradebook(info["db_url"]) as gb:
+            for index, cell in enumerate(nb.cells):
+                if not (utils.is_grade(cell) and utils.is_solution(cell)):
+                    continue
+                grade_id = cell.metadata["nbgrader"]["grade_id"]
+                try:
+                    grade = gb.find_grade(grade_id, info["notebook"], info["assignment"],
+                                          info["student"])
+                except MissingEntry:
+                    continue
+                if grade.needs_manual_grade and grade.manual_score is None:
+                    awaiting.append((index, grade_id, float(grade.max_score)))
+        for index, grade_id, points in reversed(awaiting):
+            nb.cells.insert(index + 1, _note(
+                f"**Awaiting marking.** Your instructor has not marked `{grade_id}` yet: the "
+                f"0 / {points:g} above is not its score. Feedback made after marking shows it."))
+        if awaiting:
+            names = ", ".join(f"`{g}` ({p:g} points)" for _, g, p in awaiting)
+            total = sum(p for _, _, p in awaiting)
+            nb.cells.insert(0, _note(
+                f"**Written answers awaiting marking:** {names}. The score at the top counts "
+                f"them as 0 until your instructor marks them ({total:g} points still to "
+                "come)."))
+        return nb, resources

@@ -1,0 +1,359 @@
+"""The nbgrader preprocessors that make Checkpoint Lab's grading tamper-proof.
+
+- :class:`ReleaseStarter` (``generate_assignment``, in place of ClearSolutions): releases each
+  answer cell's own starter code (``checkpoint_lab.starter``), never
+  ``raise NotImplementedError()``, and strips the mark scheme from written answers.
+- :class:`RunNothing` (``autograde``, in place of Execute): runs no cell at all. The student's
+  code runs only in the sandbox (:mod:`graders.sandbox`), never in a kernel of the grading
+  user's, so nothing it does at grading time can reach the course, the gradebook or other
+  students. :class:`GuardedExecute` (nbgrader's Execute, made safe from a broken kernel) stays
+  for course directories built before.
+- :class:`StartVerdicts` (before Execute) and :class:`WriteVerdicts` (after Execute and
+  LimitOutput, before SaveAutoGrades): take the student's code out of the notebook
+  (:func:`graders.checks.submission_from_notebook`), grade it in fresh processes outside the
+  student's kernel (:func:`graders.checks.grade_submission`, started before the kernel so both
+  run at once), and overwrite the outputs of every autograded test cell with the verdict, so
+  that nbgrader's own SaveAutoGrades scores what the code really earns.
+
+The configuration that wires them in is written by :mod:`graders.nbgrader_plumbing.course`.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import traceback
+from typing import Any
+
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbformat import NotebookNode
+from nbgrader import utils
+from nbgrader.preprocessors import ClearSolutions, Execute, NbGraderPreprocessor, OverwriteCells
+from traitlets import Float, List, Unicode
+
+from graders.nbgrader_plumbing.cells import (
+    MISSING_CELL_MARK,
+    autograded_test_cells,
+    verdict_outputs,
+)
+
+__all__ = ["ReleaseStarter", "RestoreTestCells", "RunNothing", "GuardedExecute", "StartVerdicts",
+           "WriteVerdicts"]
+
+_VERDICTS = "checkpoint_lab_verdicts"
+_KERNEL_NOTE = "checkpoint_lab_kernel_note"
+_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="verdicts")
+
+MARK_SCHEME_BEGIN = "=== BEGIN MARK SCHEME ==="
+MARK_SCHEME_END = "=== END MARK SCHEME ==="
+
+
+class ReleaseStarter(ClearSolutions):
+    """ClearSolutions that releases each answer cell's starter code in place of its solution.
+
+    A code answer cell whose metadata holds ``checkpoint_lab.starter`` gets that code where its
+    ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` region was. A written answer (markdown) that
+    marks its mark scheme with ``=== BEGIN MARK SCHEME ===`` ... ``=== END MARK SCHEME ===`` and
+    no solution region keeps its other text and gets the text stub in place of the mark scheme.
+    The ``checkpoint_lab`` metadata never reaches the release.
+    """
+
+    def preprocess_cell(self, cell: NotebookNode, resources: dict, cell_index: int):
+        lab = cell.metadata.pop("checkpoint_lab", None) or {}
+        language = resources["language"]
+        saved_stub = self.code_stub
+        saved_delimiters = (self.begin_solution_delimeter, self.end_solution_delimeter)
+        try:
+            if cell.cell_type == "code" and "starter" in lab:
+                self.code_stub = {**saved_stub, language: str(lab["starter"])}
+            elif (cell.cell_type == "markdown" and utils.is_solution(cell)
+                  and MARK_SCHEME_BEGIN in cell.source
+                  and self.begin_solution_delimeter not in cell.source):
+                self.begin_solution_delimeter = MARK_SCHEME_BEGIN
+                self.end_solution_delimeter = MARK_SCHEME_END
+            return super().preprocess_cell(cell, resources, cell_index)
+        finally:
+            self.code_stub = saved_stub
+            self.begin_solution_delimeter, self.end_solution_delimeter = saved_delimiters
+
+
+class RestoreTestCells(OverwriteCells):
+    """OverwriteCells that puts a deleted test cell back where it was, whatever came before it.
+
+    nbgrader 0.9.6's own ``add_missing_grade_cells`` raises KeyError (and autograde drops the
+    submission) when the cell before the deleted one is not a grade or solution cell, which is
+    the usual case in our notebooks. Here the cell goes back after the nearest earlier cell of the
+    source notebook that the submission still has, or first when there is none.
+    """
+
+    def add_missing_grade_cells(self, nb: NotebookNode, resources: dict):
+        source_nb = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
+        source_ids = [cell.name for cell in source_nb.source_cells]
+        source_by_id = {cell.name: cell for cell in source_nb.source_cells}
+        solution_ids = {cell.name for cell in source_nb.solution_cells}
+        for grade_cell in source_nb.grade_cells:
+            present = [cell.metadata.get("nbgrader", {}).get("grade_id") for cell in nb.cells]
+            if grade_cell.name in present:
+                continue
+            self.log.warning("Missing grade cell %s encountered, adding to notebook",
+                             grade_cell.name)
+            cell = self.missing_cell_transform(source_by_id[grade_cell.name],
+                                               grade_cell.max_score,
+                                               is_solution=grade_cell.name in solution_ids)
+            earlier = source_ids[:source_ids.index(grade_cell.name)]
+            position = 0
+            for grade_id in reversed(earlier):
+                if grade_id in present:
+                    position = present.index(grade_id) + 1
+                    break
+            nb.cells.insert(position, cell)
+        return nb, resources
+
+    def add_missing_task_cells(self, nb: NotebookNode, resources: dict):
+        """nbgrader's, minus its KeyError on a cell whose nbgrader metadata has no grade_id.
+
+        OverwriteCells itself takes the grade_id from any cell it finds no source cell for (an
+        editable playground cell, or a cell a student made), and then 0.9.6 fails on that cell.
+        """
+        source_nb = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
+        source_cells = source_nb.source_cells
+        source_ids = [cell.name for cell in source_cells]
+        submitted = {cell.metadata.get("nbgrader", {}).get("grade_id") for cell in nb.cells}
+        for task_cell in source_nb.task_cells:
+            if task_cell.name not in submitted:
+                cell = self.missing_cell_transform(source_cells[source_ids.index(task_cell.name)],
+                                                   task_cell.max_score, is_task=True)
+                nb.cells.append(cell)
+        return nb, resources
+
+
+SELF_CHECK_NOTE = (
+    "Not run when your work is graded: this cell runs the checks in your own kernel, where your "
+    "code could change what it shows. Your grade comes from the check cells above, each "
+    "computed outside your kernel from the code in your answer cells.\n")
+
+
+def _error_output(ename: str, text: str) -> NotebookNode:
+    return NotebookNode(output_type="error", ename=ename, evalue=text, traceback=[text])
+
+
+NOT_RUN_NOTE = (
+    "Not run when your work is graded: grading never runs your notebook. It takes the code of "
+    "your answer cells and runs it in a sandbox, killing it at every moment that matters; the "
+    "check cells below show what it found.\n")
+
+
+class RunNothing(NbGraderPreprocessor):
+    """Execute's place in autograde, running nothing: no kernel, no student code.
+
+    The first code cell of the notebook gets a note saying why the cells have no outputs, and the
+    cells named in ``not_run_at_grading`` (the self-check) say what they would have shown.
+    """
+
+    not_run_at_grading = List(
+        Unicode(),
+        help="grade_ids of cells that only show in-kernel results (the self-check table)",
+    ).tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict):
+        tests = {id(cell) for cell in autograded_test_cells(nb)}
+        noted = False
+        for cell in nb.cells:
+            if cell.cell_type != "code" or id(cell) in tests:
+                continue
+            cell.execution_count = None
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if grade_id in self.not_run_at_grading:
+                cell.outputs = [NotebookNode(output_type="stream", name="stdout",
+                                             text=SELF_CHECK_NOTE)]
+            elif not noted:
+                cell.outputs = [NotebookNode(output_type="stream", name="stdout",
+                                             text=NOT_RUN_NOTE)]
+                noted = True
+            else:
+                cell.outputs = []
+        return nb, resources
+
+
+class GuardedExecute(Execute):
+    """nbgrader's Execute, minus the autograded test cells, and safe from a broken kernel.
+
+    The autograded test cells are not run in the student's kernel: :class:`WriteVerdicts`
+    replaces their outputs with verdicts computed outside it. Nor are the cells named in
+    ``not_run_at_grading`` (the self-check), which would only show in-kernel results that the
+    student's code can forge; they get a note saying so. When the kernel dies (``os._exit``,
+    a crash) or a cell never finishes (even after an interrupt), the cells after it are not run
+    and say why; the notebook is still graded instead of dropped.
+    """
+
+    not_run_at_grading = List(
+        Unicode(),
+        help="grade_ids of cells that only show in-kernel results to the student (the "
+        "self-check table): at grading time they are not run, and say why",
+    ).tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: Any = None, km: Any = None):
+        self._stopped: str | None = None
+        self._test_cells = {id(cell) for cell in autograded_test_cells(nb)}
+        return super().preprocess(nb, resources, km)
+
+    def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int):
+        if cell.cell_type != "code" or id(cell) in self._test_cells:
+            return cell, resources
+        if self._stopped:
+            cell.outputs = [_error_output("NotRun", f"Not run: {self._stopped}")]
+            return cell, resources
+        if cell.metadata.get("nbgrader", {}).get("grade_id") in self.not_run_at_grading:
+            cell.outputs = [NotebookNode(output_type="stream", name="stdout", text=SELF_CHECK_NOTE)]
+            return cell, resources
+        try:
+            cell, resources = super().preprocess_cell(cell, resources, index)
+        except DeadKernelError:
+            self._stop(resources, f"the kernel died while cell {index + 1} ran (os._exit, or a "
+                       "crash of the Python process).")
+            cell.outputs.append(_error_output("KernelDied", "The kernel died while this cell ran "
+                                              "(os._exit, or a crash of the Python process)."))
+        except CellTimeoutError:
+            self._stop(resources, f"cell {index + 1} was still running after {self.timeout} s "
+                       "and did not stop when interrupted (an infinite loop?).")
+            cell.outputs.append(_error_output(
+                "CellTimeoutError", f"This cell was still running after {self.timeout} s and "
+                "did not stop when interrupted (an infinite loop?)."))
+        else:
+            if any(o.get("ename") == "CellTimeoutError" for o in cell.get("outputs", [])):
+                self._stop(resources, f"cell {index + 1} was still running after "
+                           f"{self.timeout} s (an infinite loop?).")
+        return cell, resources
+
+    def _stop(self, resources: dict, why: str) -> None:
+        self._stopped = why
+        self.shutdown_kernel = "immediate"
+        resources[_KERNEL_NOTE] = why
+        self.log.warning("Stopped running the notebook: %s", why)
+
+
+def _notebook_name(resources: dict) -> str:
+    return resources["nbgrader"]["notebook"]
+
+
+def _grade_source(source: str, notebook: str, timeout: float | None) -> dict:
+    from graders.checks import grade_submission
+
+    kwargs = {} if timeout is None else {"timeout": timeout}
+    return grade_submission(source, notebook, include_hidden=True, **kwargs)
+
+
+def _grade(nb: NotebookNode, notebook: str, timeout: float | None) -> dict:
+    from graders.checks import submission_from_notebook
+
+    return _grade_source(submission_from_notebook(nb, notebook=notebook), notebook, timeout)
+
+
+#: Gradings started, by (notebook, the code of its answer cells): a notebook's grading may be
+#: started early, while nbgrader still works on the submission's other notebooks.
+_STARTED: dict[tuple[str, str], concurrent.futures.Future] = {}
+_SIBLING_CAP = 4 << 20
+
+
+def _start(source: str, notebook: str, timeout: float | None) -> concurrent.futures.Future:
+    key = (notebook, source)
+    if key not in _STARTED:
+        if len(_STARTED) > 32:  # a worker grades student after student: forget old ones
+            _STARTED.clear()
+        _STARTED[key] = _POOL.submit(_grade_source, source, notebook, timeout)
+    return _STARTED[key]
+
+
+def _start_siblings(resources: dict, current: str, timeout: float | None) -> None:
+    """Start grading the submission's other exercise notebooks now (nbgrader converts one
+    notebook at a time); each is used only if nbgrader then hands over the same answer code."""
+    from pathlib import Path
+
+    from graders.checks import NOTEBOOKS, submission_from_notebook
+
+    folder = (resources.get("metadata") or {}).get("path")
+    if not folder:
+        return
+    for name in NOTEBOOKS:
+        path = Path(folder) / f"{name}.ipynb"
+        if name == current or not path.is_file() or path.is_symlink():
+            continue
+        try:
+            if path.stat().st_size > _SIBLING_CAP:
+                continue
+            nb = NotebookNode(json.loads(path.read_text(encoding="utf-8")))
+            _start(submission_from_notebook(nb, notebook=name), name, timeout)
+        except Exception:  # noqa: BLE001 - only a head start; nbgrader's own turn grades it
+            continue
+
+
+class StartVerdicts(NbGraderPreprocessor):
+    """Start grading the student's code outside the kernel (early in the autograde list).
+
+    The submission's other exercise notebooks are started too, so that their gradings run while
+    nbgrader works on this one (used only if their answer code is then the same).
+    """
+
+    timeout = Float(
+        None, allow_none=True,
+        help="Seconds a submission's crash matrix may take in all (None: graders.checks' own)",
+    ).tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict):
+        from graders.checks import submission_from_notebook
+
+        notebook = _notebook_name(resources)
+        try:
+            source = submission_from_notebook(nb, notebook=notebook)
+        except Exception:  # noqa: BLE001 - WriteVerdicts grades (and reports) it itself
+            return nb, resources
+        resources[_VERDICTS] = (notebook, source, _start(source, notebook, self.timeout))
+        _start_siblings(resources, notebook, self.timeout)
+        return nb, resources
+
+
+class WriteVerdicts(NbGraderPreprocessor):
+    """Overwrite every autograded test cell's outputs with its verdict (before SaveAutoGrades).
+
+    Uses the grading that :class:`StartVerdicts` started, or grades now if it did not run.
+    A passed check gets a stream output with the message; a failed one an error output with the
+    message and no traceback; partial credit adds an ``execute_result`` with the points earned,
+    which is how nbgrader's own ``determine_grade`` reads partial credit.
+    """
+
+    timeout = Float(
+        None, allow_none=True,
+        help="Seconds a submission's crash matrix may take in all (None: graders.checks' own)",
+    ).tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: dict):
+        notebook = _notebook_name(resources)
+        started = resources.pop(_VERDICTS, None)
+        results: dict | None = None
+        failure = None
+        try:
+            if started is not None:
+                _STARTED.pop(started[:2], None)
+                results = started[2].result()
+            else:
+                results = _grade(nb, notebook, self.timeout)
+        except Exception as err:  # a grader bug must be loud, and must not drop the submission
+            failure = f"{type(err).__name__}: {err}"
+            self.log.error("The grader failed on %s: %s\n%s", notebook, failure,
+                           traceback.format_exc())
+        from graders.checks import CHECKS
+
+        for result in (results or {}).values():
+            if "fault in the grader" in str(getattr(result, "message", "")):
+                self.log.error("The grader failed on a check of %s: %s", notebook,
+                               result.message)
+
+        for cell in autograded_test_cells(nb):
+            grade_id = cell.metadata["nbgrader"]["grade_id"]
+            points = float(cell.metadata["nbgrader"].get("points", 0))
+            restored = cell.source.lstrip().startswith(MISSING_CELL_MARK)
+            cell.outputs = verdict_outputs(
+                grade_id, points, None if results is None else results.get(grade_id),
+                check=CHECKS.get(grade_id), grader_failure=failure, restored=restored)
+            cell.execution_count = None
+        return nb, resources
