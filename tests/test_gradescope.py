@@ -200,7 +200,8 @@ def test_the_zip_is_in_gradescopes_format(autograder_zip):
         manifest = json.loads(archive.read(MANIFEST_NAME))
         constraints = archive.read("checkpoint-lab/constraints.txt").decode()
     assert {"setup.sh", "run_autograder", "checkpoint-lab/pyproject.toml",
-            "checkpoint-lab/graders/gradescope/results.py", "checkpoint-lab/solutions/level2_reference.py",
+            "checkpoint-lab/graders/gradescope/results.py",
+            "checkpoint-lab/solutions/level2_reference.py",
             "checkpoint-lab/fake_llm/scenarios/support-tickets.json"} <= names
     assert not [n for n in names if "__pycache__" in n]
     assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111

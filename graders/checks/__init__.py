@@ -33,6 +33,7 @@ from typing import Any
 
 from graders.loop.protocol import SIX_FIELDS
 from graders.sandbox.serve import SandboxUnavailable
+from graders.text import plural, short_json
 
 __all__ = [
     "CHECKS",
@@ -641,10 +642,6 @@ _TYPES = {
 }
 
 
-def _short(value, limit: int = 60) -> str:
-    text = json.dumps(value, default=repr)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
 
 def _compare_fields(on_disk, expected: dict) -> list[str]:
     """What is wrong with a checkpoint read from disk, field by field (empty: nothing)."""
@@ -661,17 +658,17 @@ def _compare_fields(on_disk, expected: dict) -> list[str]:
         value, want = on_disk[name], expected[name]
         kind, ok = _TYPES[name]
         if not ok(value):
-            problems.append(f"{name} is {_short(value)}, expected {kind} ({_short(want)})")
+            problems.append(f"{name} is {short_json(value)}, expected {kind} ({short_json(want)})")
         elif name == "pendingToolUse" and value is not None and want is not None:
             got = {k: value.get(k) for k in ("id", "name", "input")}
             if got != want:
-                problems.append(f"pendingToolUse is {_short(value)}, expected the dangling call "
-                                f"{_short(want)}")
+                problems.append(f"pendingToolUse is {short_json(value)}, expected the "
+                                f"dangling call {short_json(want)}")
         elif name == "messages" and value != want:
             problems.append(f"messages holds {len(value)} messages that differ from the "
                             f"{len(want)} the loop held")
         elif value != want:
-            problems.append(f"{name} is {_short(value)}, the loop held {_short(want)}")
+            problems.append(f"{name} is {short_json(value)}, the loop held {short_json(want)}")
     return problems
 
 
@@ -873,7 +870,7 @@ def _judge_matrix(check: Check, verdicts: list) -> CheckResult:
         return _result(check.id, False, f"Could not run this check here: {reason}", mine)
     crashes = [v for v in mine if _kind_of(v) != "no_crash"]
     kinds = " and ".join(_KIND_WORDS.get(k, k) for k in check.kinds)
-    points = _plural(len(crashes), "crash point")
+    points = plural(len(crashes), "crash point")
     done = f"Ran your code on {check.scenario} to the end and at {points} ({kinds})"
     unfinished = [v for v in mine if _kind_of(v) == "no_crash" and counts_against(check.id, v)]
     if unfinished:
@@ -883,7 +880,7 @@ def _judge_matrix(check: Check, verdicts: list) -> CheckResult:
     if not failed:
         return _result(check.id, True, f"{done}: {check.success}.", mine)
     first = failed[0]
-    more = (f" ({_plural(len(failed) - 1, 'more crash point')} failed too)"
+    more = (f" ({plural(len(failed) - 1, 'more crash point')} failed too)"
             if len(failed) > 1 else "")
     summary = f"{done}; {len(failed)} of {len(crashes)} failed."
     result = _result(check.id, False, f"{summary} At {first.point}: {first.message}{more}"
@@ -891,9 +888,6 @@ def _judge_matrix(check: Check, verdicts: list) -> CheckResult:
     result.summary = summary
     return result
 
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" + ("" if count == 1 else "s")
 
 
 def _level2_problem(cells: dict | None, source: str) -> tuple[str | None, str | None]:

@@ -51,7 +51,8 @@ def _message(check, verdict) -> str:
 
 
 def _judge(check, verdicts: list):
-    from graders.checks import HINT_LINE, _plural, _result
+    from graders.checks import HINT_LINE, _result
+    from graders.text import plural
 
     load = [v for v in verdicts if v.kind == "load"]
     if load:
@@ -59,7 +60,7 @@ def _judge(check, verdicts: list):
                        f"{load[0].message}", load)
     crashes = [v for v in verdicts if v.kind != "no_crash"]
     done = (f"Ran your run_agent on {check.scenario} to the end and at "
-            f"{_plural(len(crashes), 'crash point')} (kills while each tool runs, while each "
+            f"{plural(len(crashes), 'crash point')} (kills while each tool runs, while each "
             "model call is in flight, and in every save)")
     end = [v for v in verdicts if v.kind == "no_crash" and counts_against_parallel(check, v)]
     if end:

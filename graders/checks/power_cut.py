@@ -33,7 +33,8 @@ def _message(check, verdict) -> str:
 
 
 def _judge(check, verdicts: list):
-    from graders.checks import HINT_LINE, _plural, _result
+    from graders.checks import HINT_LINE, _result
+    from graders.text import plural
 
     load = [v for v in verdicts if v.kind == "load"]
     if load:
@@ -41,7 +42,7 @@ def _judge(check, verdicts: list):
                        f"{load[0].message}", load)
     cuts = [v for v in verdicts if v.kind == "power_cut"]
     done = (f"Ran your save with the lesson's loop on {check.scenario} and cut the power at "
-            f"{_plural(len(cuts), 'moment')} of the run")
+            f"{plural(len(cuts), 'moment')} of the run")
     end = [v for v in verdicts if v.kind == "no_crash" and not v.passed]
     if end:
         return _result(check.id, False, f"Ran your save with the lesson's loop on "

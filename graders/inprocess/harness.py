@@ -44,6 +44,7 @@ from graders.judge.crash_points import KINDS, NO_CRASH, CrashPoint, derive_point
 from graders.judge.observation import Observation, collect
 from graders.judge.verdict import Verdict
 from graders.submission import Submission, _missing_message
+from graders.text import file_tail
 
 __all__ = ["Harness", "HarnessError", "dry_run", "crash_points", "run_point", "run_matrix",
            "DEFAULT_TIMEOUT", "unsupported_reason"]
@@ -168,7 +169,7 @@ class _RunnerBackend:
         ready = self._receive(time.monotonic() + _STARTUP_ALLOWANCE)
         if ready is None or not ready.get("ready"):
             raise HarnessError(f"the runner process did not start (its output: "
-                               f"{_tail(self.out_path)!r})")
+                               f"{file_tail(self.out_path)!r})")
         self._send({"op": "load", "source": sub.source, "filename": sub.filename,
                     "name": "submission"})
         reply = self._receive(time.monotonic() + timeout)
@@ -178,7 +179,7 @@ class _RunnerBackend:
             except subprocess.TimeoutExpired:
                 status = None
             return {"ok": False, "stage": self.dead, "exit": status, "timeout": timeout,
-                    "output": _tail(self.out_path)}
+                    "output": file_tail(self.out_path)}
         return reply
 
     def run(self, scenario: str, plans: list[dict], timeout: float, jobs: int):
@@ -190,7 +191,7 @@ class _RunnerBackend:
             reply = self._receive(deadline)
             if reply is None:
                 raise _RunnerDied(f"the runner process {self.dead} during the crash runs "
-                                  f"(its output: {_tail(self.out_path)!r})")
+                                  f"(its output: {file_tail(self.out_path)!r})")
             if reply.get("done"):
                 return
             if "error" in reply:
@@ -253,12 +254,6 @@ class _ForkBackend:
     def close(self) -> None:
         pass
 
-
-def _tail(path: Path, size: int = 2000) -> str:
-    try:
-        return path.read_bytes()[-size:].decode("utf-8", "replace")
-    except OSError:
-        return ""
 
 
 def _load_message(reply: dict) -> str:
@@ -467,7 +462,7 @@ class Harness:
         """Run the submission once, killed at ``point``; return what it left on disk."""
         name = self.scenario(scenario).name
         point_id = point.id if isinstance(point, CrashPoint) else point
-        not_run = self._not_run(name, point_id, _kind_of(point_id))
+        not_run = self._not_run(name, point_id, _point_kind(point_id))
         if not_run is not None:
             return not_run
         crash = self.point(name, point)
@@ -486,7 +481,7 @@ class Harness:
         ids = [p.id if isinstance(p, CrashPoint) else p for p in wanted]
         not_run = self._not_run(name, NO_CRASH, NO_CRASH)
         if not_run is not None:
-            return [Observation(name, i, _kind_of(i), ended=not_run.ended, detail=not_run.detail)
+            return [Observation(name, i, _point_kind(i), ended=not_run.ended, detail=not_run.detail)
                     for i in ids]
         crashes = [self.point(name, p) for p in wanted]
         todo = list({p.id: p for p in crashes if p.kind != NO_CRASH}.values())
@@ -519,7 +514,7 @@ class Harness:
         return [verdicts[p.id] for p in points]
 
 
-def _kind_of(point_id: str) -> str:
+def _point_kind(point_id: str) -> str:
     for kind in sorted(KINDS, key=len, reverse=True):
         if point_id.startswith(kind):
             return kind

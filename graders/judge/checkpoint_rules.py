@@ -24,6 +24,7 @@ from graders.judge.crash_points import NO_CRASH, CrashPoint, point_from_id
 from graders.judge.observation import Observation, describe_error
 from graders.judge.verdict import LOAD_POINT, Verdict
 from graders.loop.protocol import SIX_FIELDS
+from graders.text import plural
 
 __all__ = ["check", "load_error_verdict", "skipped_verdict", "PROBLEMS"]
 
@@ -100,9 +101,6 @@ def _bytes(n: int | None) -> str:
 def _canon(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=repr)
 
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 _SCRIPTS: dict[int, tuple[Any, dict]] = {}
@@ -465,7 +463,7 @@ class _Check:
             return
         if turns != r:
             self.fail("turns", (
-                f"{self.done}: turns is {turns}, but messages record {_plural(r, 'tool result')}. "
+                f"{self.done}: turns is {turns}, but messages record {plural(r, 'tool result')}. "
                 "turns counts finished turns (one per recorded result); resume would count its "
                 "stopping conditions from the wrong number."))
             return
@@ -554,7 +552,7 @@ class _Check:
         if r != total or pending is not None:
             self.fail("incomplete", (
                 f"{self.done}: the run finished, but checkpoint.json records "
-                f"{_plural(r, 'tool result')} of {total}"
+                f"{plural(r, 'tool result')} of {total}"
                 + (" and still has a pendingToolUse" if pending is not None else "")
                 + ": the final state was never saved after the last tool result."))
             return False
@@ -606,7 +604,7 @@ class _Check:
             state = self.state
             if point.kind == NO_CRASH:
                 return (f"{self.done}: checkpoint.json holds all "
-                        f"{_plural(len(self.recorded), 'tool result')}, turns "
+                        f"{plural(len(self.recorded), 'tool result')}, turns "
                         f"{state['turns']} and no pendingToolUse.")
             pending = state["pendingToolUse"]
             disk = self.describe_disk()

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from graders.inprocess.child import CHECKPOINT, EVENTS, LEDGER, STDERR, STDOUT
+from graders.text import file_tail
 
 __all__ = ["Observation", "SaveRecord", "collect", "describe_error"]
 
-_TAIL = 2000
 
 
 @dataclass
@@ -178,16 +178,6 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def _tail(path: Path) -> str:
-    try:
-        with path.open("rb") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - _TAIL))
-            return f.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-
 
 def _ledger(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     entries: dict[int, dict[str, Any]] = {}
@@ -295,8 +285,8 @@ def collect(scenario: str, point: str, kind: str, cwd: Path, hdir: Path,
     obs.saves = saves_from_events(events)
     obs.model_calls = sum(1 for ev in events if ev.get("e") == "model_start")
     obs.tool_calls = sum(1 for ev in events if ev.get("e") == "tool_start")
-    obs.stdout_tail = _tail(hdir / STDOUT)
-    obs.stderr_tail = _tail(hdir / STDERR)
+    obs.stdout_tail = file_tail(hdir / STDOUT)
+    obs.stderr_tail = file_tail(hdir / STDERR)
     try:
         raw = (cwd / CHECKPOINT).read_bytes()
     except FileNotFoundError:

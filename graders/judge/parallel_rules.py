@@ -29,6 +29,7 @@ from graders.judge.crash_points import NO_CRASH, CrashPoint, point_from_id
 from graders.judge.observation import Observation
 from graders.judge.verdict import Verdict
 from graders.loop.protocol import SIX_FIELDS
+from graders.text import plural
 
 __all__ = ["check", "PROBLEMS", "IN_FLIGHT_PROBLEMS", "KEPT_PROBLEMS", "MESSAGE_PROBLEMS"]
 
@@ -76,7 +77,6 @@ PROBLEMS: dict[str, str] = {
 _MODEL_REFUSALS = {"tool_results_split": "results_split",
                    "tool_results_out_of_order": "results_out_of_order"}
 _canon = _level2._canon
-_plural = _level2._plural
 
 
 def _tools(numbers: list[int]) -> str:
@@ -385,7 +385,7 @@ class _Check(_level2._Check):
         if state["turns"] != done_turns:
             self.fail("turns", (
                 f"{self.done}: turns is {state['turns']}, but messages record "
-                f"{_plural(done_turns, 'finished turn')}. turns counts finished turns (one per "
+                f"{plural(done_turns, 'finished turn')}. turns counts finished turns (one per "
                 "result message); resume would count its stopping conditions from the wrong "
                 "number."))
             return

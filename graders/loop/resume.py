@@ -25,6 +25,7 @@ from typing import Any
 
 from fake_llm import ConversationError, FakeLLMError, load_scenario
 from graders.loop.protocol import SIX_FIELDS
+from graders.text import plural
 
 __all__ = [
     "resume",
@@ -202,9 +203,6 @@ def _load(checkpoint: Any, report: ResumeReport) -> dict | None:
     return data
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
-
 
 def _tool_results(messages: list) -> int:
     count = 0
@@ -313,27 +311,27 @@ def resume(
             report.steps.append("Dropped pendingToolUse: a new conversation has no call to answer.")
         data["pendingToolUse"] = None
     else:
-        report.steps.append(f"messages: {_plural(len(messages), 'message')}, "
-                            f"{_plural(_tool_results(messages), 'tool result')} recorded.")
+        report.steps.append(f"messages: {plural(len(messages), 'message')}, "
+                            f"{plural(_tool_results(messages), 'tool result')} recorded.")
     turns_run = _tool_results(messages)
 
     # turns: where the turn counter carries on from.
     turns = data.get("turns")
     if not isinstance(turns, int) or isinstance(turns, bool):
         turns = 0
-        late = f" {_plural(turns_run, 'turn')} late" if turns_run else " late"
+        late = f" {plural(turns_run, 'turn')} late" if turns_run else " late"
         report.problems.append(Problem("turns", (
-            f"there is no turn count, so it restarts at 0 although {_plural(turns_run, 'turn')} "
+            f"there is no turn count, so it restarts at 0 although {plural(turns_run, 'turn')} "
             f"already ran: the max-turn cap of {max_turns} fires{late}."
         )))
     elif turns != turns_run and "messages" in data:
         report.problems.append(Problem("turns", (
-            f"turns says {turns}, but messages record {_plural(turns_run, 'tool result')}: "
+            f"turns says {turns}, but messages record {plural(turns_run, 'tool result')}: "
             "the counter and "
             "the conversation disagree, so the max-turn cap fires at the wrong turn."
         )))
     else:
-        report.steps.append(f"turns: {_plural(turns, 'turn')} ran; counting on from there "
+        report.steps.append(f"turns: {plural(turns, 'turn')} ran; counting on from there "
                             f"(the cap is {max_turns}).")
 
     # tokensUsed: what compaction is judged against.
@@ -421,7 +419,7 @@ def resume(
         if state["turns"] >= max_turns:
             report.capped_at_turn = state["turns"]
             real = _tool_results(messages)
-            note = "" if real == state["turns"] else f" (but {_plural(real, 'turn')} really ran)"
+            note = "" if real == state["turns"] else f" (but {plural(real, 'turn')} really ran)"
             report.steps.append(
                 f"The max-turn cap stopped the loop at turn {state['turns']}{note}.")
             break

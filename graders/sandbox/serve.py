@@ -60,11 +60,11 @@ def read_safely(directory: str | Path, name: str = "checkpoint.json") -> Snapsho
             mode = os.lstat(path).st_mode
         except OSError:
             return Snapshot("unreadable", detail=err.strerror or str(err))
-        return Snapshot(_kind_of(mode), detail=err.strerror or str(err))
+        return Snapshot(_file_kind(mode), detail=err.strerror or str(err))
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            return Snapshot(_kind_of(info.st_mode))
+            return Snapshot(_file_kind(info.st_mode))
         if info.st_size > _SNAPSHOT_CAP:
             return Snapshot("too_big", size=info.st_size)
         chunks = []
@@ -80,7 +80,7 @@ def read_safely(directory: str | Path, name: str = "checkpoint.json") -> Snapsho
         os.close(fd)
 
 
-def _kind_of(mode: int) -> str:
+def _file_kind(mode: int) -> str:
     if stat.S_ISLNK(mode):
         return "symlink"
     if stat.S_ISFIFO(mode):

@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterable, Mapping
 
 from graders.loop.protocol import SIX_FIELDS
+from graders.text import shorten
 
 __all__ = ["CheckpointView", "FIELD_PURPOSES", "summarize_message", "show_checkpoint"]
 
@@ -28,28 +29,24 @@ _CELL = "text-align:left;vertical-align:top;padding:2px 1em 2px 0"
 _CODE = "color:inherit;background:transparent"
 
 
-def _short(text: str, limit: int) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
 
 def _compact(value: object, limit: int = 70) -> str:
-    return _short(json.dumps(value, separators=(",", ":"), ensure_ascii=False), limit)
+    return shorten(json.dumps(value, separators=(",", ":"), ensure_ascii=False), limit)
 
 
 def summarize_message(message: object, limit: int = 90) -> str:
     """One line for one message: its role and what each content block holds."""
     if not isinstance(message, Mapping):
-        return _short(repr(message), limit)
+        return shorten(repr(message), limit)
     role = message.get("role", "?")
     content = message.get("content")
     if isinstance(content, str):
-        return f"{role}: {_short(repr(content), limit)}"
+        return f"{role}: {shorten(repr(content), limit)}"
     parts = []
     for block in content if isinstance(content, list) else []:
         kind = block.get("type") if isinstance(block, Mapping) else None
         if kind == "text":
-            parts.append(f"text {_short(repr(block.get('text', '')), 40)}")
+            parts.append(f"text {shorten(repr(block.get('text', '')), 40)}")
         elif kind == "tool_use":
             parts.append(f"tool_use {block.get('name')}({_compact(block.get('input'), 40)}) "
                          f"id {block.get('id')}")
@@ -58,7 +55,7 @@ def summarize_message(message: object, limit: int = 90) -> str:
             size = len(body) if isinstance(body, str) else len(json.dumps(body))
             parts.append(f"tool_result for {block.get('tool_use_id')} ({size:,} chars)")
         else:
-            parts.append(_short(repr(block), 30))
+            parts.append(shorten(repr(block), 30))
     return f"{role}: " + " + ".join(parts)
 
 
