@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING
 
 from .errors import ConversationError
 from .ids import canonical_json, message_id
 from .rules import declared_tool_names, walk_conversation
-
-if TYPE_CHECKING:
-    from .scenario import Scenario
+from .script import Script
 
 __all__ = ["FakeModel", "build_response", "estimate_tokens"]
 
@@ -23,7 +20,7 @@ def estimate_tokens(value: object) -> int:
     )
 
 
-def build_response(scenario: Scenario, turn: int, messages: list, tools: object) -> dict:
+def build_response(scenario: Script, turn: int, messages: list, tools: object) -> dict:
     """The response dict for ``turn`` (1-based) of ``scenario``, given the request it answers."""
     content = scenario.turn_content(turn)
     final = turn == scenario.turn_count
@@ -55,7 +52,7 @@ class FakeModel:
         calls: how many times it was called (refused calls included).
     """
 
-    def __init__(self, scenario: Scenario) -> None:
+    def __init__(self, scenario: Script) -> None:
         self.scenario = scenario
         self.calls = 0
 
@@ -84,7 +81,7 @@ class FakeModel:
 class _ScriptCheck:
     """Called on each message by the rules walk: does the conversation follow the script so far?"""
 
-    def __init__(self, scenario: Scenario, messages: list) -> None:
+    def __init__(self, scenario: Script, messages: list) -> None:
         self.scenario = scenario
         self.messages = messages
         self.assistant_turns = 0

@@ -1,35 +1,26 @@
-"""Scenarios: loading a scenario file, validating it, and the `Scenario` it becomes.
+"""Scenarios: the `Scenario` a scenario file becomes, and finding and loading those files.
 
-The file format is described in ``fake_llm/README.md``.
+The file format is described in ``fake_llm/README.md``; `fake_llm.scenario_file` checks it.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import re
-import string
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
 from .errors import ScenarioError
-from .ids import canonical_json, digest_int, tool_use_id
-from .schema import schema_problems, value_problems
+from .ids import canonical_json
+from .model import FakeModel, build_response
+from .scenario_fields import InvalidField
+from .scenario_file import parse_scenario
+from .tools import FakeTools
 
 __all__ = ["Scenario", "load_scenario", "list_scenarios", "SCENARIO_DIR"]
 
 SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"
-DEFAULT_MODEL = "fake-claude"
-_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-_SCENARIO_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-
-
-class _Invalid(Exception):
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(path, message)
-        self.path = path
-        self.message = message
 
 
 class Scenario:
@@ -159,8 +150,6 @@ class Scenario:
 
     def response(self, turn: int) -> dict:
         """The model's response in ``turn`` (1-based) to the request a correct loop sends then."""
-        from .model import build_response
-
         if not 1 <= turn <= self.turn_count:
             raise ValueError(f"turn must be between 1 and {self.turn_count}, got {turn}")
         return build_response(self, turn, self.conversation()[: 2 * turn - 1], self._tools)
@@ -175,8 +164,6 @@ class Scenario:
 
     def model(self):
         """A fresh fake model for this scenario: ``call_model(tools=..., messages=...)``."""
-        from .model import FakeModel
-
         return FakeModel(self)
 
     def executor(self, on_execute: Callable | None = None):
@@ -185,8 +172,6 @@ class Scenario:
         ``on_execute``, if given, is called with each `LedgerEntry` as it is recorded (before the
         result is returned), e.g. to stream the ledger out of a process that may be killed.
         """
-        from .tools import FakeTools
-
         return FakeTools(self, on_execute=on_execute)
 
     def result_for(self, name: str, tool_input: object) -> str | None:
@@ -238,263 +223,8 @@ def _load_cached(path: Path, mtime_ns: int, size: int) -> Scenario:
     except json.JSONDecodeError as error:
         raise ScenarioError(f"{path.name}: not valid JSON: {error}") from None
     try:
-        return _build(data, path)
-    except _Invalid as problem:
+        return Scenario(**parse_scenario(data, path))
+    except InvalidField as problem:
         where = f"{problem.path}: " if problem.path else ""
         raise ScenarioError(f"{path.name}: {where}{problem.message}") from None
 
-
-def _keys(value: object, path: str, required: dict[str, type], optional: dict[str, type]) -> dict:
-    if not isinstance(value, dict):
-        raise _Invalid(path, f"must be an object, got {type(value).__name__}")
-    for key in value:
-        if key not in required and key not in optional:
-            known = ", ".join(list(required) + list(optional))
-            raise _Invalid(_join(path, key), f"unknown field (known fields: {known})")
-    for key, kind in {**required, **optional}.items():
-        if key not in value:
-            if key in required:
-                raise _Invalid(_join(path, key), "missing required field")
-            continue
-        if not isinstance(value[key], kind) or isinstance(value[key], bool) and kind is not bool:
-            raise _Invalid(
-                _join(path, key), f"must be {_kind_name(kind)}, got {type(value[key]).__name__}"
-            )
-        if kind is str and not value[key].strip():
-            raise _Invalid(_join(path, key), "must not be empty")
-    return value
-
-
-def _kind_name(kind: type | tuple) -> str:
-    names = {
-        str: "a string",
-        int: "an integer",
-        list: "a list",
-        dict: "an object",
-        bool: "true or false",
-    }
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    return " or ".join(names.get(k, k.__name__) for k in kinds)
-
-
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
-def _build(data: object, path: Path) -> Scenario:
-    _keys(
-        data,
-        "",
-        {"name": str, "description": str, "task": str, "tools": list, "turns": list},
-        {"model": str},
-    )
-    if not _SCENARIO_NAME.match(data["name"]):
-        raise _Invalid(
-            "name", "must be lowercase letters, digits and dashes, e.g. 'support-tickets'"
-        )
-    if data["name"] != path.stem:
-        raise _Invalid(
-            "name", f"is {data['name']!r}, but the file is named {path.name!r}; make them match"
-        )
-    tools = _build_tools(data["tools"])
-    turns = _build_turns(data["turns"], data["name"], {tool["name"]: tool for tool in tools})
-    return Scenario(
-        name=data["name"],
-        description=data["description"],
-        task=data["task"],
-        model_name=data.get("model", DEFAULT_MODEL),
-        tools=tools,
-        turns=turns,
-        path=path,
-    )
-
-
-def _build_tools(tools: list) -> list[dict]:
-    if not tools:
-        raise _Invalid("tools", "must declare at least one tool")
-    names: set[str] = set()
-    for position, tool in enumerate(tools):
-        where = f"tools[{position}]"
-        _keys(tool, where, {"name": str, "description": str, "input_schema": dict}, {})
-        if not _TOOL_NAME.match(tool["name"]):
-            raise _Invalid(f"{where}.name", "must match ^[a-zA-Z0-9_-]{1,64}$, as the API requires")
-        if tool["name"] in names:
-            raise _Invalid(f"{where}.name", f"{tool['name']!r} is declared twice")
-        names.add(tool["name"])
-        schema = tool["input_schema"]
-        if schema.get("type") != "object":
-            raise _Invalid(f"{where}.input_schema.type", 'must be "object", as the API requires')
-        problems = schema_problems(schema, f"{where}.input_schema")
-        if problems:
-            raise _Invalid(*problems[0])
-    return copy.deepcopy(tools)
-
-
-def _build_turns(turns: list, scenario: str, tools: dict[str, dict]) -> list[dict]:
-    if len(turns) < 2:
-        raise _Invalid("turns", "needs at least one tool turn and a final answer turn")
-    built = []
-    seen_calls: dict[str, tuple[int, str]] = {}
-    last = len(turns) - 1
-    for position, turn in enumerate(turns):
-        where = f"turns[{position}]"
-        if position < last:
-            _keys(turn, where, {"content": list}, {"result": (str, dict), "results": list})
-            if "result" not in turn and "results" not in turn:
-                raise _Invalid(f"{where}.result", "missing required field")
-            if "result" in turn and "results" in turn:
-                raise _Invalid(
-                    where,
-                    "a tool turn has either 'result' (one tool_use block) or 'results' (one per "
-                    "tool_use block, for a turn with several), not both",
-                )
-        else:
-            _keys(turn, where, {"content": list}, {})
-        several = "results" in turn
-        content = _build_content(
-            turn["content"], f"{where}.content", position == last, tools, several
-        )
-        entry: dict = {"content": content}
-        if position < last:
-            blocks = [b for b in content if b["type"] == "tool_use"]
-            raw = turn["results"] if several else [turn["result"]]
-            field = "results" if several else "result"
-            if len(raw) != len(blocks):
-                raise _Invalid(
-                    f"{where}.results",
-                    f"has {len(raw)} results for {len(blocks)} tool_use blocks; give one result "
-                    "per block, in the order of the blocks",
-                )
-            entry["calls"], entry["results"] = [], []
-            for j, (block, result) in enumerate(zip(blocks, raw, strict=True)):
-                at = f"{where}.{field}" + (f"[{j}]" if several else "")
-                block["id"] = tool_use_id(scenario, position + 1, j)
-                entry["calls"].append(
-                    {"id": block["id"], "name": block["name"],
-                     "input": copy.deepcopy(block["input"])}
-                )
-                if isinstance(result, dict):
-                    seed = position + 1 if j == 0 else f"{position + 1}.{j}"
-                    result = _generate(result, at, scenario, seed)
-                elif not isinstance(result, str):
-                    kind = type(result).__name__
-                    raise _Invalid(at, f"must be a string or an object, got {kind}")
-                entry["results"].append(result)
-                key = block["name"] + "\x00" + canonical_json(block["input"])
-                if key in seen_calls and seen_calls[key][1] != result:
-                    raise _Invalid(
-                        at,
-                        f"{seen_calls[key][0]} calls {block['name']} with the same input but a "
-                        "different result; the fake tools look results up by name and input, so "
-                        "they must agree",
-                    )
-                seen_calls[key] = (f"turns[{position}]" if not several else at, result)
-        built.append(entry)
-    return built
-
-
-def _build_content(
-    content: list, where: str, final: bool, tools: dict[str, dict], several: bool = False
-) -> list[dict]:
-    if not content:
-        raise _Invalid(where, "must hold at least one content block")
-    tool_uses = 0
-    blocks = []
-    for position, block in enumerate(content):
-        at = f"{where}[{position}]"
-        if not isinstance(block, dict) or block.get("type") not in ("text", "tool_use"):
-            raise _Invalid(f"{at}.type", 'must be "text" or "tool_use"')
-        if block["type"] == "text":
-            _keys(block, at, {"type": str, "text": str}, {})
-            blocks.append({"type": "text", "text": block["text"]})
-            continue
-        _keys(block, at, {"type": str, "name": str, "input": dict}, {})
-        tool_uses += 1
-        if block["name"] not in tools:
-            raise _Invalid(
-                f"{at}.name", f"{block['name']!r} is not declared in tools ({', '.join(tools)})"
-            )
-        problems = value_problems(block["input"], tools[block["name"]]["input_schema"], "input")
-        if problems:
-            raise _Invalid(
-                f"{at}.input",
-                "; ".join(problems) + f" (checked against {block['name']}'s input_schema)",
-            )
-        blocks.append(
-            {
-                "type": "tool_use",
-                "id": "",
-                "name": block["name"],
-                "input": copy.deepcopy(block["input"]),
-            }
-        )
-    if final and tool_uses:
-        raise _Invalid(where, "the last turn is the final answer: text blocks only, no tool_use")
-    if final and not blocks:
-        raise _Invalid(where, "the final answer needs a text block")
-    if not final and not several and tool_uses != 1:
-        raise _Invalid(
-            where,
-            f"a tool turn has exactly one tool_use block (the course's rule), found {tool_uses}; "
-            "a turn that asks for several tools at once gives 'results', one per block",
-        )
-    if not final and several and tool_uses < 2:
-        raise _Invalid(
-            where,
-            f"a turn with 'results' asks for several tools at once: two or more tool_use "
-            f"blocks, found {tool_uses} (one call takes 'result')",
-        )
-    return blocks
-
-
-def _generate(spec: dict, where: str, scenario: str, turn: int) -> str:
-    _keys(spec, where, {"generate": dict}, {})
-    where = f"{where}.generate"
-    gen = _keys(
-        spec["generate"],
-        where,
-        {"rows": int, "row": str},
-        {"header": str, "footer": str, "choices": dict, "ranges": dict},
-    )
-    if not 1 <= gen["rows"] <= 100_000:
-        raise _Invalid(f"{where}.rows", "must be between 1 and 100000")
-    pickers: dict[str, Callable[[int], object]] = {"n": lambda n: n}
-    for field, options in gen.get("choices", {}).items():
-        if (
-            not isinstance(options, list)
-            or not options
-            or not all(isinstance(o, str) for o in options)
-        ):
-            raise _Invalid(f"{where}.choices.{field}", "must be a non-empty list of strings")
-        pickers[field] = lambda n, f=field, o=options: o[digest_int(scenario, turn, n, f) % len(o)]
-    for field, bounds in gen.get("ranges", {}).items():
-        valid = (
-            isinstance(bounds, list) and len(bounds) == 2 and all(type(b) is int for b in bounds)
-        )
-        if not valid or bounds[0] > bounds[1]:
-            raise _Invalid(
-                f"{where}.ranges.{field}", "must be [low, high], two integers with low <= high"
-            )
-        low, span = bounds[0], bounds[1] - bounds[0] + 1
-        pickers[field] = lambda n, f=field, lo=low, s=span: (
-            lo + digest_int(scenario, turn, n, f) % s
-        )
-    try:
-        fields = [
-            name for _, name, _, _ in string.Formatter().parse(gen["row"]) if name is not None
-        ]
-    except ValueError as error:
-        raise _Invalid(f"{where}.row", f"not a valid template: {error}") from None
-    for name in fields:
-        if name not in pickers:
-            known = ", ".join("{" + k + "}" for k in pickers)
-            raise _Invalid(f"{where}.row", f"unknown placeholder {{{name}}} (known: {known})")
-    lines = [gen["header"]] if "header" in gen else []
-    try:
-        for n in range(1, gen["rows"] + 1):
-            lines.append(gen["row"].format_map({name: pickers[name](n) for name in set(fields)}))
-    except (ValueError, TypeError) as error:
-        raise _Invalid(f"{where}.row", f"cannot fill the template: {error}") from None
-    if "footer" in gen:
-        lines.append(gen["footer"])
-    return "\n".join(lines)

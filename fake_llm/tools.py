@@ -6,13 +6,10 @@ import copy
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from .errors import ToolError
 from .schema import value_problems
-
-if TYPE_CHECKING:
-    from .scenario import Scenario
+from .script import Script
 
 __all__ = ["FakeTools", "LedgerEntry"]
 
@@ -61,7 +58,7 @@ class FakeTools:
     """
 
     def __init__(
-        self, scenario: Scenario, on_execute: Callable[[LedgerEntry], object] | None = None
+        self, scenario: Script, on_execute: Callable[[LedgerEntry], object] | None = None
     ) -> None:
         self.scenario = scenario
         self._on_execute = on_execute
