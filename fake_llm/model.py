@@ -7,6 +7,7 @@ import math
 
 from .errors import ConversationError
 from .ids import canonical_json, message_id
+from .message_shape import content_blocks
 from .rules import declared_tool_names, walk_conversation
 from .script import Script
 
@@ -125,7 +126,7 @@ class _ScriptCheck:
 
     def _check_assistant(self, index: int, message: dict, turn: int) -> None:
         final = self.scenario.turn_count
-        got = canonical_json(_blocks(message))
+        got = canonical_json(content_blocks(message))
         if turn >= final and (turn > final or got == self._contents[-1]):
             raise ConversationError(
                 "script_ended",
@@ -166,7 +167,7 @@ class _ScriptCheck:
     def _check_result(self, index: int, message: dict, turn: int) -> None:
         calls = self._turn_calls[turn - 1]
         results = self._turn_results[turn - 1]
-        blocks = _blocks(message)
+        blocks = content_blocks(message)
         # The rules walk has already checked that this message answers every call of the turn
         # (each once, none unknown) and that its tool_result blocks come first.
         answers = [b for b in blocks if b["type"] == "tool_result"]
@@ -229,11 +230,6 @@ class _ScriptCheck:
             raise ConversationError(
                 "script_mismatch", index, f"this tool_result message {extra}.", expected
             )
-
-
-def _blocks(message: dict) -> list[dict]:
-    content = message["content"]
-    return [{"type": "text", "text": content}] if isinstance(content, str) else content
 
 
 def _preview(value: object, limit: int = 60) -> str:
