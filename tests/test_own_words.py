@@ -26,7 +26,7 @@ TEXTS = sorted([
     *ROOT.glob("exercises/src/*.py"),
     *ROOT.glob("solutions/*"),
     *ROOT.glob("graders/data/hints/*.md"),
-    ROOT / "graders" / "teaching" / "quizzes.py",
+    *ROOT.glob("graders/teaching/quiz_questions/*.py"),
     ROOT / "graders" / "teaching" / "predictions.py",
 ])
 
