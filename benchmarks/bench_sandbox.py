@@ -27,6 +27,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from fake_llm import load_scenario  # noqa: E402
+from graders.checks import grade_submission  # noqa: E402
+from graders.judge.checkpoint_rules import check  # noqa: E402
+from graders.judge.matrix import build_matrix  # noqa: E402
+from graders.judge.power import judge_power  # noqa: E402
 from graders.judge.verdicts import judge  # noqa: E402
 from graders.sandbox import record, sandbox_problem  # noqa: E402
 from graders.sandbox.box import _python, find_tools  # noqa: E402
@@ -78,59 +82,66 @@ def main() -> int:
         print(f"cannot benchmark the sandbox here: {problem}")
         return 1
     source = REFERENCE.read_text()
-    tmp = "/dev/shm" if os.path.isdir("/dev/shm") else None
-    python = _python()
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; submissions "
-          f"run on {python}")
+          f"run on {_python()}")
     for name in ("support-tickets", "long-migration"):
-        scenario = load_scenario(name)
-        plain_code = PLAIN.format(root=str(ROOT), scenario=name, ref=str(REFERENCE), tmp=tmp)
-        record(source, scenario)  # warm caches
+        bench_crash_states(name, source, args.repeat)
+    for name in ("support-tickets", "long-migration"):
+        bench_power_cut(name, source, args.repeat)
+    bench_sandbox_start(source, args.repeat)
+    return 0
 
-        def plain(plain_code=plain_code):
-            subprocess.run([sys.executable, "-I", "-c", plain_code], check=True)
 
-        def graded(scenario=scenario):
-            verdicts, _ = judge(record(source, scenario), scenario)
-            assert all(v.passed for v in verdicts)
+def bench_crash_states(name: str, source: str, repeat: int) -> None:
+    """1. Every crash state of scenario ``name`` against one plain run of the same loop."""
+    tmp = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    scenario = load_scenario(name)
+    plain_code = PLAIN.format(root=str(ROOT), scenario=name, ref=str(REFERENCE), tmp=tmp)
+    record(source, scenario)  # warm caches
 
-        recorded: list = []
+    def plain():
+        subprocess.run([sys.executable, "-I", "-c", plain_code], check=True)
 
-        def only_record(scenario=scenario, recorded=recorded):
-            recorded.append(record(source, scenario))
+    def graded():
+        verdicts, _ = judge(record(source, scenario), scenario)
+        assert all(v.passed for v in verdicts)
 
-        plain_s = median_time(plain, args.repeat)
-        graded_s = median_time(graded, args.repeat)
-        record_s = median_time(only_record, args.repeat)
-        verdicts, matrix = judge(recorded[-1], scenario)
-        moments = sum(len(pm.moments) for pm in matrix.points)
-        print(f"{name}: {len(verdicts)} crash points, {moments} crash states")
-        print(f"  one plain run of the loop:          {plain_s * 1000:7.1f} ms")
-        print(f"  every crash state (record + judge): {graded_s * 1000:7.1f} ms  ratio "
-              f"{graded_s / plain_s:4.2f}x (goal <= 2x); the run in the sandbox alone "
-              f"{record_s * 1000:.1f} ms")
-    from graders.judge.checkpoint_rules import check
-    from graders.judge.matrix import build_matrix
-    from graders.judge.power import judge_power
+    recorded: list = []
 
+    def only_record():
+        recorded.append(record(source, scenario))
+
+    plain_s = median_time(plain, repeat)
+    graded_s = median_time(graded, repeat)
+    record_s = median_time(only_record, repeat)
+    verdicts, matrix = judge(recorded[-1], scenario)
+    moments = sum(len(pm.moments) for pm in matrix.points)
+    print(f"{name}: {len(verdicts)} crash points, {moments} crash states")
+    print(f"  one plain run of the loop:          {plain_s * 1000:7.1f} ms")
+    print(f"  every crash state (record + judge): {graded_s * 1000:7.1f} ms  ratio "
+          f"{graded_s / plain_s:4.2f}x (goal <= 2x); the run in the sandbox alone "
+          f"{record_s * 1000:.1f} ms")
+
+
+def bench_power_cut(name: str, source: str, repeat: int) -> None:
+    """2. Level 3's power-cut states of one recorded run against its kill matrix."""
     level3 = (ROOT / "solutions" / "level3_reference.py").read_text()
     loop = source[source.index("def run_agent"):]
-    for name in ("support-tickets", "long-migration"):
-        scenario = load_scenario(name)
-        rec = record(level3 + "\n\n" + loop, scenario)
-        kill_s = median_time(lambda rec=rec, scenario=scenario: judge(rec, scenario),
-                             args.repeat)
-        matrix = build_matrix(rec, scenario)
-        power_s = median_time(lambda m=matrix, scenario=scenario: judge_power(m, scenario, check),
-                              args.repeat)
-        print(f"{name}, Level 3 reference: power-cut enumeration {power_s * 1000:6.1f} ms vs the "
-              f"kill matrix of the same run {kill_s * 1000:6.1f} ms: ratio "
-              f"{power_s / kill_s:4.2f}x (goal <= 1x)")
-    bare = median_time(lambda: subprocess.run(["/usr/bin/true"], check=True), args.repeat * 3)
-    boxed_cmd = sandbox_start_command()
-    boxed = median_time(lambda: subprocess.run(boxed_cmd, check=True), args.repeat * 3)
-    from graders.checks import grade_submission, submission_from_notebook  # noqa: F401
+    scenario = load_scenario(name)
+    rec = record(level3 + "\n\n" + loop, scenario)
+    kill_s = median_time(lambda: judge(rec, scenario), repeat)
+    matrix = build_matrix(rec, scenario)
+    power_s = median_time(lambda: judge_power(matrix, scenario, check), repeat)
+    print(f"{name}, Level 3 reference: power-cut enumeration {power_s * 1000:6.1f} ms vs the "
+          f"kill matrix of the same run {kill_s * 1000:6.1f} ms: ratio "
+          f"{power_s / kill_s:4.2f}x (goal <= 1x)")
 
+
+def bench_sandbox_start(source: str, repeat: int) -> None:
+    """3. Starting the sandbox against a bare process, and its share of grading a submission."""
+    bare = median_time(lambda: subprocess.run(["/usr/bin/true"], check=True), repeat * 3)
+    boxed_cmd = sandbox_start_command()
+    boxed = median_time(lambda: subprocess.run(boxed_cmd, check=True), repeat * 3)
     level1 = (ROOT / "solutions" / "level1_reference.py").read_text()
     level2 = source
 
@@ -139,7 +150,7 @@ def main() -> int:
         r2 = grade_submission(level2, "02_two_latent_failures")
         assert all(r.passed for r in (*r1.values(), *r2.values()))
 
-    whole_s = median_time(whole, max(3, args.repeat // 2))
+    whole_s = median_time(whole, max(3, repeat // 2))
     sandboxes = 4 + 1  # two scenarios of Level 2, one of Level 1, the MISSING_FIELDS cell
     print(f"bare process start (true):            {bare * 1000:7.2f} ms")
     print(f"sandbox start (bwrap+prlimit+setpriv): {boxed * 1000:7.2f} ms  ratio "
@@ -147,7 +158,6 @@ def main() -> int:
     print(f"grading one whole submission (both notebooks, every check): {whole_s:5.2f} s; its "
           f"{sandboxes} sandbox starts are {sandboxes * (boxed - bare) / whole_s * 100:4.1f} % "
           "of it (goal <= 10 %)")
-    return 0
 
 
 if __name__ == "__main__":
