@@ -24,8 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Build the course in ``args.dir``; print what is where."""
     from graders.cli import UsageError
-    from graders.nbgrader_plumbing.build import BuildError
     from graders.nbgrader_plumbing.course import build_course
+    from graders.nbgrader_plumbing.source_notebook import BuildError
 
     target: Path = args.dir
     if target.exists() and not target.is_dir():

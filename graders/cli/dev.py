@@ -81,7 +81,7 @@ def _release_and_reference(notebook: str):
     import nbformat
 
     from graders.checks import submission_from_notebook
-    from graders.nbgrader_plumbing.build import SOURCES_DIR, build_source_notebook
+    from graders.nbgrader_plumbing.source_notebook import SOURCES_DIR, build_source_notebook
 
     release = ROOT / "exercises" / f"{notebook}.ipynb"
     starter = submission_from_notebook(nbformat.read(release, as_version=4), notebook)

@@ -60,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
         stage_submissions,
         write_csv,
     )
-    from graders.nbgrader_plumbing.build import BuildError
     from graders.nbgrader_plumbing.course import open_course
+    from graders.nbgrader_plumbing.source_notebook import BuildError
     from graders.sandbox.engine import MODE_ENV, grading_problem
 
     if args.no_sandbox:

@@ -1,9 +1,10 @@
 """A ready nbgrader course directory for Lesson 2, with tamper-proof grading configured.
 
 :func:`build_course` writes ``nbgrader_config.py``, the source notebooks in
-``source/lesson2/`` (built from the authored exercises by :mod:`graders.nbgrader_plumbing.build`),
-runs nbgrader's own ``generate_assignment`` (the release lands in ``release/lesson2/``, the
-assignment in the sqlite gradebook ``gradebook.db``), and adds students. After that nbgrader's own
+``source/lesson2/`` (built from the authored exercises by
+:mod:`graders.nbgrader_plumbing.source_notebook`), runs nbgrader's own ``generate_assignment``
+(the release lands in ``release/lesson2/``, the assignment in the sqlite gradebook
+``gradebook.db``), and adds students. After that nbgrader's own
 ``generate_assignment``, ``autograde``, ``generate_feedback`` and ``export`` work in the directory
 as usual.
 """
@@ -19,7 +20,8 @@ from pathlib import Path
 
 import nbformat
 
-from graders.nbgrader_plumbing.build import (
+from graders.nbgrader_plumbing.settings import write_course_settings
+from graders.nbgrader_plumbing.source_notebook import (
     ASSIGNMENT,
     ROOT,
     SOURCES_DIR,
@@ -27,7 +29,6 @@ from graders.nbgrader_plumbing.build import (
     authored_sources,
     build_source_notebook,
 )
-from graders.nbgrader_plumbing.settings import write_course_settings
 
 __all__ = [
     "Course",
