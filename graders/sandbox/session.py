@@ -1,0 +1,236 @@
+"""One sandboxed run's lifecycle: its files, its process tree, the serving loop, the ending.
+
+:class:`Session` makes the run's directory (the bootstrap and the submission, readable by the
+sandbox's user), starts strace over bubblewrap over the bootstrap with one end of a socket, serves
+its frames until the run is over or out of time, then ends every process it started and fills in
+the :class:`~graders.judge.recording.Recording`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from graders.judge.recording import Recording, Snapshot
+from graders.sandbox.box import TRACE_CAP, WORK, command, find_tools, sandbox_uid
+from graders.sandbox.calls import CallServer
+from graders.sandbox.framing import FrameReader
+from graders.sandbox.snapshots import listing, read_safely
+
+__all__ = ["Session"]
+
+_OUTPUT_TAIL = 4000
+_BOOTSTRAP = Path(__file__).with_name("_bootstrap.py")
+
+
+def _scratch_root() -> str | None:
+    shm = "/dev/shm"
+    try:
+        st = os.statvfs(shm)
+        if st.f_bavail * st.f_frsize > (256 << 20) and os.access(shm, os.W_OK | os.X_OK):
+            return shm
+    except (OSError, AttributeError):
+        pass
+    return None
+
+
+class Session:
+    """One run: the process tree, the socket, the log."""
+
+    def __init__(self, source: str, scenario, *, mode: str, sandbox: bool, timeout: float,
+                 keep: bool) -> None:
+        self.scenario = scenario
+        self.mode = mode
+        self.sandbox = sandbox
+        self.timeout = timeout
+        self.keep = keep
+        self.run_dir = Path(tempfile.mkdtemp(prefix="checkpoint-lab-run-", dir=_scratch_root()))
+        grader = self.run_dir / "grader"
+        grader.mkdir()
+        shutil.copyfile(_BOOTSTRAP, grader / "_bootstrap.py")
+        (grader / "submission.py").write_text(source, encoding="utf-8")
+        for path in (self.run_dir, grader, grader / "_bootstrap.py", grader / "submission.py"):
+            os.chmod(path, 0o755 if path.is_dir() else 0o644)
+        self.work = self.run_dir / "work"
+        if not sandbox:
+            self.work.mkdir()
+        self.trace = self.run_dir / "trace"
+        self.rec = Recording(scenario=getattr(scenario, "name", None), mode=mode,
+                             sandboxed=sandbox)
+        self.calls = CallServer(scenario, self.rec, None, self.snapshot)
+        self.frames = FrameReader(self.rec.protocol)
+        self.child_pid: int | None = None
+        self.outputs = {"stdout": b"", "stderr": b""}
+
+    # -- the process -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock = self.calls.sock = ours
+        self.rec.socket_inode = os.fstat(theirs.fileno()).st_ino
+        info_r, info_w = os.pipe()
+        self.info_r = info_r
+        tools = find_tools()
+        uid = sandbox_uid()
+        cmd = command(tools, run_dir=self.run_dir, trace=self.trace, fd=theirs.fileno(),
+                      info_fd=info_w if self.sandbox else None, mode=self.mode,
+                      sandbox=self.sandbox, uid=uid)
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+        self.started = time.monotonic()
+        try:
+            self.proc = subprocess.Popen(
+                cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                pass_fds=(theirs.fileno(), info_w), start_new_session=True,
+                cwd=self.work if not self.sandbox else self.run_dir, env=env)
+        finally:
+            theirs.close()
+            os.close(info_w)
+
+    def where(self) -> Path | None:
+        """The submission's working directory as this process can read it."""
+        if not self.sandbox:
+            return self.work
+        if self.child_pid is None:
+            try:
+                data = b""
+                while True:
+                    ready, _, _ = select.select([self.info_r], [], [], 0.5)
+                    if not ready:
+                        break
+                    chunk = os.read(self.info_r, 4096)
+                    if not chunk:
+                        break
+                    data += chunk
+                    if b"}" in data:
+                        break
+                self.child_pid = int(json.loads(data.decode())["child-pid"])
+            except (OSError, ValueError, KeyError):
+                return None
+        return Path(f"/proc/{self.child_pid}/root{WORK}")
+
+    def snapshot(self) -> Snapshot:
+        """``checkpoint.json`` as it is on the sandbox's disk now, with what lies beside it."""
+        where = self.where()
+        if where is None:
+            return Snapshot("unreadable", detail="the sandbox's files could not be reached")
+        snap = read_safely(where)
+        snap.listing = listing(where)
+        return snap
+
+    # -- the conversation ------------------------------------------------------------------
+
+    def serve(self) -> None:
+        """Serve the run's frames and keep its output's tail, until it is over or out of time."""
+        deadline = self.started + self.timeout
+        streams = {self.proc.stdout.fileno(): "stdout", self.proc.stderr.fileno(): "stderr"}
+        open_fds = [self.sock.fileno(), *streams]
+        while open_fds:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.rec.ended = "hung"
+                self.rec.detail = (f"still running after {self.timeout:g} s, so it was stopped")
+                return
+            ready, _, _ = select.select(open_fds, [], [], left)
+            for fd in ready:
+                if fd in streams:
+                    chunk = os.read(fd, 65536)
+                    if not chunk:
+                        open_fds.remove(fd)
+                        continue
+                    name = streams[fd]
+                    self.outputs[name] = (self.outputs[name] + chunk)[-_OUTPUT_TAIL:]
+                    continue
+                chunk = self.sock.recv(1 << 20)
+                if not chunk:
+                    open_fds.remove(fd)
+                    continue
+                if self.frames.feed(chunk):
+                    self.rec.protocol.append("more than 32 MiB written to the grader's socket")
+                    self.rec.ended = "died"
+                    self.rec.detail = "flooded the grader's channel, so it was stopped"
+                    return
+                if self._handle_frames():
+                    return
+        if self.rec.ended is None:
+            self.rec.ended = "died"
+
+    def _handle_frames(self) -> bool:
+        """Handle every complete frame in the buffer; True when the run is over."""
+        return any(self.calls.handle(seq, op, fields)
+                   for seq, op, fields in self.frames.frames())
+
+    # -- the end -----------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """End every process of the run, close what is open, and fill in the recording."""
+        self._end_processes()
+        self._drain_outputs()
+        self.sock.close()
+        os.close(self.info_r)
+        self._finish_recording()
+        if not self.keep:
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+        else:
+            self.rec.kept = str(self.run_dir)
+
+    def _end_processes(self) -> None:
+        # The sandbox's own pid 1 first: the kernel then ends every process in its namespace,
+        # bubblewrap exits, strace sees it and exits, and each is reaped by its own parent, so
+        # nothing is left behind as an orphan. The whole group only if that did not end it.
+        if self.sandbox and self.proc.poll() is None:
+            self.where()
+            if self.child_pid is not None:
+                try:
+                    os.kill(self.child_pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        try:
+            self.proc.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+    def _drain_outputs(self) -> None:
+        for stream in (self.proc.stdout, self.proc.stderr):
+            try:
+                rest = stream.read()
+            except (OSError, ValueError):
+                rest = b""
+            name = "stdout" if stream is self.proc.stdout else "stderr"
+            self.outputs[name] = (self.outputs[name] + (rest or b""))[-_OUTPUT_TAIL:]
+            stream.close()
+
+    def _finish_recording(self) -> None:
+        rec = self.rec
+        rec.elapsed = round(time.monotonic() - self.started, 6)
+        rec.exit_code = self.proc.returncode
+        rec.stdout_tail = self.outputs["stdout"].decode("utf-8", "replace")
+        rec.stderr_tail = self.outputs["stderr"].decode("utf-8", "replace")
+        try:
+            rec.trace = self.trace.read_text(encoding="latin-1")
+        except OSError:
+            rec.trace = ""
+        if self.proc.returncode == -signal.SIGXFSZ:
+            rec.ended = "died"
+            rec.detail = ("wrote so much that the grader could not record it all (over "
+                          f"{TRACE_CAP >> 20} MB of file writes, counted four times over)")
+            rec.protocol.append("a record too big to keep")
+        if rec.ended == "died" and not rec.detail:
+            rec.detail = (f"ended the process itself (exit status {self.proc.returncode}) "
+                          "before run_agent returned")

@@ -1,0 +1,83 @@
+"""Reading the sandbox's files from outside: ``checkpoint.json`` as it is now, and its neighbours.
+
+Read without following a link, without blocking on a FIFO, capped in size: the submission chose
+what those names are, and the grading process must not be fooled or stalled by them.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from graders.judge.recording import Snapshot
+
+__all__ = ["read_safely", "listing", "SNAPSHOT_CAP"]
+
+#: Bytes of ``checkpoint.json`` read at most; a bigger file is reported as ``too_big``.
+SNAPSHOT_CAP = 8 << 20
+_LISTING_CAP = 50
+
+
+def read_safely(directory: str | Path, name: str = "checkpoint.json") -> Snapshot:
+    """What ``directory/name`` holds, read without following a link or blocking on a FIFO."""
+    path = os.path.join(str(directory), name)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return Snapshot("absent")
+    except OSError as err:
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            return Snapshot("unreadable", detail=err.strerror or str(err))
+        return Snapshot(_file_kind(mode), detail=err.strerror or str(err))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return Snapshot(_file_kind(info.st_mode))
+        if info.st_size > SNAPSHOT_CAP:
+            return Snapshot("too_big", size=info.st_size)
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            if sum(map(len, chunks)) > SNAPSHOT_CAP:
+                return Snapshot("too_big", size=info.st_size)
+        return Snapshot("file", data=b"".join(chunks))
+    finally:
+        os.close(fd)
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    if stat.S_ISFIFO(mode):
+        return "fifo"
+    if stat.S_ISDIR(mode):
+        return "directory"
+    if stat.S_ISREG(mode):
+        return "file"
+    return "special"
+
+
+def listing(where: Path) -> dict[str, int | str]:
+    """The other entries of ``where`` (at most 50): a file's size, or ``"dir/"``."""
+    files: dict[str, int | str] = {}
+    try:
+        with os.scandir(where) as entries:
+            for i, entry in enumerate(entries):
+                if i >= _LISTING_CAP:
+                    break
+                if entry.name == "checkpoint.json":
+                    continue
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                files[entry.name] = "dir/" if stat.S_ISDIR(st.st_mode) else st.st_size
+    except OSError:
+        pass
+    return files
