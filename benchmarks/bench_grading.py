@@ -119,70 +119,92 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
         tmp = Path(tmp)
         course = build_course(tmp / "course")
-        release = course.release_dir
-
-        # 1. one submission vs a one-cell notebook, same method, same run
-        one_api = _one_cell_course(tmp / "onecell")
-        api = nbgrader_api(course.root)
-        release2 = json.loads((release / f"{LEVEL2}.ipynb").read_text())
-        release1 = json.loads((release / f"{LEVEL1}.ipynb").read_text())
-        for student, notebooks in [
-            ("both", {LEVEL2: submission_notebook("reference", release2),
-                      LEVEL1: _level1(release1, REFERENCE1)}),
-            ("level2", {LEVEL2: submission_notebook("reference", release2)}),
-        ]:
-            folder = course.submitted_dir(student)
-            folder.mkdir(parents=True)
-            for name, nb in notebooks.items():
-                (folder / f"{name}.ipynb").write_text(json.dumps(nb))
-        _time_autograde(one_api, "one", "s", 1)  # warm up imports and the kernel spec
-        _time_autograde(api, "lesson2", "level2", 1)
-        runs: dict[str, list[float]] = {"one": [], "level2": [], "both": []}
-        for _ in range(args.repeat):  # interleaved, so that a busy moment hits every kind
-            runs["one"].append(_time_autograde(one_api, "one", "s", 1))
-            runs["level2"].append(_time_autograde(api, "lesson2", "level2", 1))
-            runs["both"].append(_time_autograde(api, "lesson2", "both", 1))
-        base, level2, both = (statistics.median(runs[k]) for k in ("one", "level2", "both"))
-        print(f"one-cell notebook, nbgrader defaults:     {base:6.2f} s (median of {args.repeat},"
-              f" interleaved; load average {os.getloadavg()[0]:.1f})")
-        print(f"one submission, Level 2 notebook only:    {level2:6.2f} s  ratio "
-              f"{level2 / base:4.2f}x")
-        print(f"one submission, both notebooks:           {both:6.2f} s  ratio "
-              f"{both / base:4.2f}x (goal <= 0.5x)")
-
-        # 2. 40 submissions: checkpoint-lab grade vs sequential nbgrader autograde
-        subs = _write_submissions(tmp / "subs", release, args.students)
-        serial_course = tmp / "serial"
-        shutil.copytree(course.root, serial_course)
-        config = serial_course / "nbgrader_config.py"  # stock autograde: run every notebook
-        config.write_text(config.read_text() + STOCK_AUTOGRADE)
-        for student in sorted(p.name for p in subs.iterdir()):
-            shutil.copytree(subs / student, serial_course / "submitted" / student / "lesson2")
-        started = time.perf_counter()
-        proc = subprocess.run([str(BIN / "nbgrader"), "autograde", "lesson2"], cwd=serial_course,
-                              env=ENV, capture_output=True, text=True)
-        serial = time.perf_counter() - started
-        # stock nbgrader drops the submissions that kill its kernel (os._exit) or break it
-        dropped = (proc.stdout + proc.stderr).count("There was an error processing assignment")
-
-        parallel_course = tmp / "parallel"
-        shutil.copytree(course.root, parallel_course)
-        timings = {}
-        for label, extra in [("no feedback", ["--no-feedback"]), ("with feedback", [])]:
-            started = time.perf_counter()
-            proc = subprocess.run(
-                [str(BIN / "checkpoint-lab"), "grade", str(subs), "--course", str(parallel_course),
-                 "--csv", str(tmp / "scores.csv"), "--quiet", *extra],
-                env=ENV, capture_output=True, text=True)
-            timings[label] = time.perf_counter() - started
-            assert proc.returncode == 0, proc.stderr[-3000:]
-        print(f"{args.students} submissions, sequential stock nbgrader autograde: {serial:6.1f} s "
-              f"({dropped} of them it could not grade)")
-        for label, seconds in timings.items():
-            print(f"{args.students} submissions, checkpoint-lab grade ({label}): {seconds:6.1f} s"
-                  f"  {serial / seconds:4.2f}x faster (goal >= 3x on 2 cores; "
-                  f"{os.cpu_count()} cores here)")
+        bench_one_submission(course, tmp, args.repeat)
+        bench_many_submissions(course, tmp, args.students)
     return 0
+
+
+def bench_one_submission(course, tmp: Path, repeat: int) -> None:
+    """1. One submission against a one-cell notebook, same method, same run: print the ratios."""
+    one_api = _one_cell_course(tmp / "onecell")
+    api = nbgrader_api(course.root)
+    _submit_the_reference(course)
+    _time_autograde(one_api, "one", "s", 1)  # warm up imports and the kernel spec
+    _time_autograde(api, "lesson2", "level2", 1)
+    runs: dict[str, list[float]] = {"one": [], "level2": [], "both": []}
+    for _ in range(repeat):  # interleaved, so that a busy moment hits every kind
+        runs["one"].append(_time_autograde(one_api, "one", "s", 1))
+        runs["level2"].append(_time_autograde(api, "lesson2", "level2", 1))
+        runs["both"].append(_time_autograde(api, "lesson2", "both", 1))
+    base, level2, both = (statistics.median(runs[k]) for k in ("one", "level2", "both"))
+    print(f"one-cell notebook, nbgrader defaults:     {base:6.2f} s (median of {repeat},"
+          f" interleaved; load average {os.getloadavg()[0]:.1f})")
+    print(f"one submission, Level 2 notebook only:    {level2:6.2f} s  ratio "
+          f"{level2 / base:4.2f}x")
+    print(f"one submission, both notebooks:           {both:6.2f} s  ratio "
+          f"{both / base:4.2f}x (goal <= 0.5x)")
+
+
+def _submit_the_reference(course) -> None:
+    """Students ``both`` (the reference in both notebooks) and ``level2`` (Level 2's only)."""
+    release = course.release_dir
+    release2 = json.loads((release / f"{LEVEL2}.ipynb").read_text())
+    release1 = json.loads((release / f"{LEVEL1}.ipynb").read_text())
+    for student, notebooks in [
+        ("both", {LEVEL2: submission_notebook("reference", release2),
+                  LEVEL1: _level1(release1, REFERENCE1)}),
+        ("level2", {LEVEL2: submission_notebook("reference", release2)}),
+    ]:
+        folder = course.submitted_dir(student)
+        folder.mkdir(parents=True)
+        for name, nb in notebooks.items():
+            (folder / f"{name}.ipynb").write_text(json.dumps(nb))
+
+
+def bench_many_submissions(course, tmp: Path, students: int) -> None:
+    """2. ``students`` submissions: checkpoint-lab grade against sequential nbgrader autograde."""
+    subs = _write_submissions(tmp / "subs", course.release_dir, students)
+    serial, dropped = _time_stock_autograde(course, subs, tmp / "serial")
+    timings = _time_checkpoint_lab_grade(course, subs, tmp)
+    print(f"{students} submissions, sequential stock nbgrader autograde: {serial:6.1f} s "
+          f"({dropped} of them it could not grade)")
+    for label, seconds in timings.items():
+        print(f"{students} submissions, checkpoint-lab grade ({label}): {seconds:6.1f} s"
+              f"  {serial / seconds:4.2f}x faster (goal >= 3x on 2 cores; "
+              f"{os.cpu_count()} cores here)")
+
+
+def _time_stock_autograde(course, subs: Path, serial_course: Path) -> tuple[float, int]:
+    """Seconds stock ``nbgrader autograde`` takes on ``subs`` in a copy of the course, and how
+    many submissions it could not grade."""
+    shutil.copytree(course.root, serial_course)
+    config = serial_course / "nbgrader_config.py"  # stock autograde: run every notebook
+    config.write_text(config.read_text() + STOCK_AUTOGRADE)
+    for student in sorted(p.name for p in subs.iterdir()):
+        shutil.copytree(subs / student, serial_course / "submitted" / student / "lesson2")
+    started = time.perf_counter()
+    proc = subprocess.run([str(BIN / "nbgrader"), "autograde", "lesson2"], cwd=serial_course,
+                          env=ENV, capture_output=True, text=True)
+    serial = time.perf_counter() - started
+    # stock nbgrader drops the submissions that kill its kernel (os._exit) or break it
+    dropped = (proc.stdout + proc.stderr).count("There was an error processing assignment")
+    return serial, dropped
+
+
+def _time_checkpoint_lab_grade(course, subs: Path, tmp: Path) -> dict[str, float]:
+    """Seconds ``checkpoint-lab grade`` takes on ``subs``, without and with feedback."""
+    parallel_course = tmp / "parallel"
+    shutil.copytree(course.root, parallel_course)
+    timings = {}
+    for label, extra in [("no feedback", ["--no-feedback"]), ("with feedback", [])]:
+        started = time.perf_counter()
+        proc = subprocess.run(
+            [str(BIN / "checkpoint-lab"), "grade", str(subs), "--course", str(parallel_course),
+             "--csv", str(tmp / "scores.csv"), "--quiet", *extra],
+            env=ENV, capture_output=True, text=True)
+        timings[label] = time.perf_counter() - started
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    return timings
 
 
 if __name__ == "__main__":
