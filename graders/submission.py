@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Submission", "REQUIRED"]
+__all__ = ["Submission", "REQUIRED", "defined_names"]
 
 #: The two functions a submission must define at top level.
 REQUIRED = ("save_checkpoint", "run_agent")
@@ -81,7 +81,7 @@ class Submission:
             return f"Your code has a syntax error{where}{code} ({err.msg}), so it cannot run."
         except ValueError as err:  # null bytes
             return f"Your code cannot be read as Python ({err})."
-        bound = _top_level_names(tree)
+        bound = defined_names(tree)
         if "*" in bound:
             return None  # a star import may define anything: let the runner tell
         missing = [f for f in REQUIRED if f not in bound]
@@ -98,7 +98,15 @@ def _missing_message(missing: list[str]) -> str:
             "`save_checkpoint(state)`.")
 
 
-def _top_level_names(tree: ast.Module) -> set[str]:
+def defined_names(code: str | ast.Module) -> set[str]:
+    """Every name ``code`` binds anywhere (``def``, class, assignment, import, ``global``).
+
+    The one answer to "does this code define ``save_checkpoint``?" for the grader and the
+    checks: a name bound nowhere is surely missing; one bound somewhere runs, and what only
+    running shows (a name bound to something that is not a function) the run reports.
+    ``*`` is in the set when a star import may define anything.
+    """
+    tree = ast.parse(code) if isinstance(code, str) else code
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

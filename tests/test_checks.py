@@ -201,7 +201,7 @@ def test_a_starter_that_patches_things_earns_what_its_code_earns(cheat):
 
 
 def test_the_problems_each_fix_tolerates_are_the_checker_s_own():
-    from graders.checks import SAVE_POINT_A_PROBLEMS, WRITE_PROBLEMS
+    from graders.checks.base import SAVE_POINT_A_PROBLEMS, WRITE_PROBLEMS
     from graders.judge.checkpoint_rules import PROBLEMS
 
     assert WRITE_PROBLEMS <= set(PROBLEMS) and SAVE_POINT_A_PROBLEMS <= set(PROBLEMS)

@@ -12,35 +12,53 @@ counts against all three.
 
 from __future__ import annotations
 
-from graders.judge.parallel_rules import IN_FLIGHT_PROBLEMS, KEPT_PROBLEMS, MESSAGE_PROBLEMS
+from graders.checks.answer_cells import one_answer_cell, relocate
+from graders.checks.base import (
+    ANSWER_CELLS,
+    HINT_LINE,
+    L4_HIDDEN,
+    L4_KINDS,
+    L4_VISIBLE,
+    LEVEL4,
+    Check,
+    register,
+)
+from graders.checks.counting import GROUPS, counts_against_parallel
+from graders.checks.result import check_result
+from graders.loop import lesson_loop
+from graders.text import plural
 
-__all__ = ["grade_level4", "counts_against_parallel", "GROUPS", "given_save_source"]
+__all__ = [
+    "grade_level4", "given_save_source", "submission_source", "GROUPS",
+]
 
-#: Each Level 4 check's group of problems (``Check.problem``) and its problem codes.
-GROUPS: dict[str, frozenset[str]] = {
-    "in_flight": frozenset(IN_FLIGHT_PROBLEMS),
-    "kept": frozenset(KEPT_PROBLEMS),
-    "message": frozenset(MESSAGE_PROBLEMS),
-}
-_ALL = frozenset().union(*GROUPS.values())
+
+register(*(
+    Check(
+        f"l4_{name}{suffix}", LEVEL4, title + (", on a longer task" if hidden else ""),
+        2 if hidden else 3, hidden,
+        f"runs your run_agent with the given save on {scenario} once, then checks every "
+        f"state a kill could leave (while each tool runs, while each model call is in "
+        f"flight, in every save) and that {what}",
+        ANSWER_CELLS[LEVEL4], scenario, L4_KINDS,
+        success=f"after every crash {what}", problem=group)
+    for name, title, group, what in (
+        ("no_call_lost", "every call in flight on record", "in_flight",
+         "every tool that had started was listed in pendingToolUse or recorded"),
+        ("results_kept", "finished calls kept with their results", "kept",
+         "every call that had returned was kept with its result"),
+        ("one_result_message", "one result message per turn", "message",
+         "messages held one result message per turn, in block order, valid for the API"))
+    for suffix, hidden, scenario in (("", False, L4_VISIBLE), ("_hidden", True, L4_HIDDEN))
+))
+
 _GIVEN_MARK = "# --- the given save_checkpoint (locked cell), added by the grader ---"
 
 
-def counts_against_parallel(check, verdict) -> bool:
-    """Whether ``verdict`` fails ``check`` (a Level 4 check, judging group ``check.problem``)."""
-    if verdict.passed or getattr(verdict, "skipped", False):
-        return False
-    problems = set((verdict.evidence or {}).get("problems") or ())
-    return not problems or bool(problems & GROUPS[check.problem]) or bool(problems - _ALL)
-
-
 def given_save_source() -> str:
-    """Level 2's reference ``save_checkpoint`` with the imports and constant it uses: the code
-    of the notebook's locked cell, extracted as the build extracts it."""
-    from graders.checks import ROOT
-    from graders.nbgrader_plumbing.build import extract_code
-
-    return extract_code("solutions/level2_reference.py:CHECKPOINT,save_checkpoint", ROOT)
+    """The given atomic ``save_checkpoint`` with the imports and constant it uses: the code of
+    the notebook's locked cell (the grader's own copy, :mod:`graders.loop.lesson_loop`)."""
+    return lesson_loop.source("CHECKPOINT", "save_checkpoint")
 
 
 def _message(check, verdict) -> str:
@@ -51,12 +69,10 @@ def _message(check, verdict) -> str:
 
 
 def _judge(check, verdicts: list):
-    from graders.checks import HINT_LINE, _result
-    from graders.text import plural
 
     load = [v for v in verdicts if v.kind == "load"]
     if load:
-        return _result(check.id, False, f"Could not run your code on {check.scenario}: "
+        return check_result(check.id, False, f"Could not run your code on {check.scenario}: "
                        f"{load[0].message}", load)
     crashes = [v for v in verdicts if v.kind != "no_crash"]
     done = (f"Ran your run_agent on {check.scenario} to the end and at "
@@ -64,15 +80,14 @@ def _judge(check, verdicts: list):
             "model call is in flight, and in every save)")
     end = [v for v in verdicts if v.kind == "no_crash" and counts_against_parallel(check, v)]
     if end:
-        return _result(check.id, False, f"Ran your run_agent on {check.scenario} with no crash "
-                       f"at all: {_message(check, end[0])} "
-                       f"{HINT_LINE}", verdicts)
+        return check_result(check.id, False, f"Ran your run_agent on {check.scenario} with no "
+                            f"crash at all: {_message(check, end[0])} {HINT_LINE}", verdicts)
     failed = [v for v in crashes if counts_against_parallel(check, v)]
     if not failed:
-        return _result(check.id, True, f"{done}: {check.success}.", verdicts)
+        return check_result(check.id, True, f"{done}: {check.success}.", verdicts)
     first = failed[0]
     summary = f"{done}; {len(failed)} of {len(crashes)} failed."
-    result = _result(check.id, False, f"{summary} At {first.point}: "
+    result = check_result(check.id, False, f"{summary} At {first.point}: "
                      f"{_message(check, first)} {HINT_LINE}", verdicts)
     result.summary = summary
     return result
@@ -94,21 +109,15 @@ def submission_source(code: str) -> str:
 
 def grade_level4(source: str, checks: list, timeout: float | None) -> dict:
     """Grade the Level 4 answer cell in ``source`` on ``checks``; check id -> CheckResult."""
-    from graders.checks import (
-        LEVEL4,
-        _one_answer_cell,
-        _relocate,
-        _result,
-    )
     from graders.judge import parallel_rules as checker_parallel
     from graders.sandbox.engine import grading_problem
     from graders.sandbox.harness import TracedHarness
     from graders.sandbox.serve import SandboxUnavailable
     from graders.submission import Submission
 
-    code, problem = _one_answer_cell(source, "l4_run_agent", "run_agent")
+    code, problem = one_answer_cell(source, "l4_run_agent", "run_agent")
     if problem:
-        return {c.id: _result(c.id, False, f"Could not run this check: {problem.rstrip('.')}.")
+        return {c.id: check_result(c.id, False, f"Could not run this check: {problem.rstrip('.')}.")
                 for c in checks}
     why = grading_problem()
     if why:
@@ -124,5 +133,5 @@ def grade_level4(source: str, checks: list, timeout: float | None) -> dict:
     for check in checks:
         if check.scenario not in by_scenario:
             by_scenario[check.scenario] = harness.run_matrix(check.scenario)
-        results[check.id] = _relocate(_judge(check, by_scenario[check.scenario]), joined)
+        results[check.id] = relocate(_judge(check, by_scenario[check.scenario]), joined)
     return results

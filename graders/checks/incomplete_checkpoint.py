@@ -1,0 +1,247 @@
+"""Level 1's checks (``01_incomplete_checkpoint``): the five fields an incomplete checkpoint
+lacks (``l1_missing_fields``), and a save that writes all six (``l1_saves_all_six``).
+
+The MISSING_FIELDS cell runs alone in the sandbox (or, for a self-check where there is none, in
+a fresh Python) and only what it defined comes back; the save runs with the lesson's loop
+(:mod:`graders.loop.lesson_loop`), to the end and killed while a tool runs.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from graders.checks.answer_cells import (
+    cell_code,
+    relocate,
+    split_cells,
+    syntax_problem,
+    with_lesson_loop,
+)
+from graders.checks.base import (
+    ANSWER_CELL_TIMEOUT,
+    LEVEL1,
+    MISSING_IN_STARTER,
+    VISIBLE_SCENARIO,
+    WITHOUT,
+    Check,
+    register,
+)
+from graders.checks.incomplete_checkpoint_save import grade_saves_all_six
+from graders.checks.result import CheckResult, check_result
+from graders.loop.protocol import SIX_FIELDS
+from graders.sandbox.serve import SandboxUnavailable
+from graders.submission import defined_names
+
+__all__ = [
+    "grade_level1", "grade_level1_save", "grade_missing_fields", "judge_missing_fields",
+    "describe", "evaluate_answer_cell",
+]
+
+
+register(
+    Check(
+        "l1_missing_fields", LEVEL1, "the five missing fields", 2, False,
+        "runs your MISSING_FIELDS cell in a fresh Python process and compares the set with "
+        "the fields the starter's checkpoint lacks",
+        ("l1_missing_fields_answer",),
+    ),
+    Check(
+        "l1_saves_all_six", LEVEL1, "all six fields saved", 3, False,
+        "runs your save_checkpoint with the lesson's loop on support-tickets, to the end and "
+        "killed while a tool runs, and reads the six fields back from checkpoint.json",
+        ("l1_save_checkpoint",), VISIBLE_SCENARIO,
+    ),
+)
+
+
+def describe(value) -> dict:
+    """A JSON-able description of the student's MISSING_FIELDS value (no judgement)."""
+    description = {"defined": True, "type": type(value).__name__, "repr": repr(value)[:300]}
+    if isinstance(value, set | frozenset | list | tuple):
+        items = []
+        for item in value:
+            items.append({"str": item} if isinstance(item, str) else {"repr": repr(item)[:100]})
+        description["items"] = items
+    return description
+
+
+_EVAL_CELL = """\
+import json, sys
+_dumps, _open, _out = json.dumps, open, sys.argv[1]
+def _report(payload):
+    with _open(_out, "w", encoding="utf-8") as f:
+        f.write(_dumps(payload))
+{describe}
+_source = sys.stdin.read()
+_namespace = {{"__name__": "__answer__"}}
+try:
+    exec(compile(_source, "<answer cell l1_missing_fields_answer>", "exec"), _namespace)
+except BaseException as exc:
+    _report({{"error": type(exc).__name__ + ": " + str(exc)[:300]}})
+else:
+    if "MISSING_FIELDS" in _namespace:
+        _report(describe(_namespace["MISSING_FIELDS"]))
+    else:
+        _report({{"defined": False}})
+"""
+
+
+def evaluate_answer_cell(code: str, timeout: float = ANSWER_CELL_TIMEOUT,
+                          fallback: bool = False) -> dict:
+    """Run the MISSING_FIELDS answer cell in the sandbox (or, for a self-check where there is
+    none, in a fresh Python); describe what it defined."""
+    from graders.sandbox.engine import grading_problem
+    from graders.sandbox.serve import SandboxUnavailable, record
+
+    problem = grading_problem()
+    if problem is None:
+        rec = record(code, None, mode="missing_fields", timeout=timeout,
+                     sandbox=os.environ.get("CHECKPOINT_LAB_SANDBOX", "on") != "off")
+        if rec.described is not None:
+            return rec.described
+        if rec.ended == "not_loaded":
+            error = (rec.load or {}).get("error") or {}
+            return {"error": f"{error.get('type')}: {error.get('message', '')}"[:300]}
+        if rec.ended == "hung":
+            return {"problem": f"the answer cell was still running after {timeout:g} s; it "
+                    "only needs to define MISSING_FIELDS"}
+        return {"problem": "the answer cell ended the Python process (exit status "
+                f"{rec.exit_code}) before MISSING_FIELDS could be read"}
+    if not fallback:
+        raise SandboxUnavailable(problem)
+    program = _EVAL_CELL.format(describe=inspect.getsource(describe))
+    with tempfile.TemporaryDirectory(prefix="checkpoint-lab-l1-") as tmp:
+        out = Path(tmp) / "answer.json"
+        try:
+            proc = subprocess.run(
+                [sys.executable, "-I", "-c", program, str(out)], input=code, text=True,
+                cwd=tmp, capture_output=True, timeout=timeout,
+            )
+        except subprocess.TimeoutExpired:
+            return {"problem": f"the answer cell was still running after {timeout:g} s; it only "
+                    "needs to define MISSING_FIELDS"}
+        try:
+            return json.loads(out.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {"problem": "the answer cell ended the Python process (exit status "
+                    f"{proc.returncode}) before MISSING_FIELDS could be read"}
+
+
+def _closest_field(name: str) -> str | None:
+    def squash(text: str) -> str:
+        return re.sub(r"[^a-z]", "", text.lower())
+
+    return next((f for f in SIX_FIELDS if squash(f) == squash(name)), None)
+
+
+def judge_missing_fields(description: dict) -> tuple[bool, str]:
+    """Judge a `_describe` result (or an evaluation problem) against the five missing fields."""
+    done = "Ran your MISSING_FIELDS cell in a fresh Python process"
+    expected = "Expected a set of the five field names the starter's checkpoint lacks."
+    if "problem" in description:
+        return False, f"{done}, but {description['problem']}. {expected}"
+    if "error" in description:
+        return False, f"{done}; it raised {description['error']}. {expected}"
+    if not description.get("defined"):
+        return False, (f"{done}; it does not define MISSING_FIELDS. Keep the name "
+                       f"MISSING_FIELDS in the cell. {expected}")
+    items = description.get("items")
+    if not isinstance(items, list):
+        return False, (f"{done}: MISSING_FIELDS is a {description.get('type')} "
+                       f"({description.get('repr')}). {expected[:-1]}, written like "
+                       '{"a", "b"}.')
+    names = [i["str"] for i in items if isinstance(i, dict) and isinstance(i.get("str"), str)]
+    others = [i.get("repr", "?") for i in items
+              if not (isinstance(i, dict) and isinstance(i.get("str"), str))]
+    given = set(names)
+    wanted = set(MISSING_IN_STARTER)
+    if not given and not others:
+        return False, f"{done}: MISSING_FIELDS is empty. {expected}"
+    found = given & wanted
+    notes = []
+    for name in sorted(given - wanted):
+        close = _closest_field(name)
+        if name == "messages":
+            notes.append("messages is the one field the starter does save")
+        elif close and close not in given:
+            notes.append(f"{name!r} is not spelled as the checkpoint spells its key {close!r}")
+        elif close:
+            notes.append(f"{name!r} names {close!r} a second time, spelled differently")
+        else:
+            notes.append(f"{name!r} is not one of the six fields")
+    notes.extend(f"{item} is not a field name (write each name as a string)" for item in others)
+    lacking = [f for f in MISSING_IN_STARTER if f not in given
+               and not any(_closest_field(n) == f for n in given - wanted)]
+    for name in lacking:
+        notes.append(f"{name} is missing; without it {WITHOUT[name]}")
+    if not notes:
+        return True, (f"{done}: MISSING_FIELDS names all five fields the starter's checkpoint "
+                      f"lacks ({', '.join(MISSING_IN_STARTER)}).")
+    return False, (f"{done}: MISSING_FIELDS has {len(found)} of the 5: " + "; ".join(notes)
+                   + ".")
+
+
+def grade_missing_fields(code: str | None, problem: str | None,
+                          timeout: float | None = None, fallback: bool = False) -> CheckResult:
+    check_id = "l1_missing_fields"
+    if code is None:
+        return check_result(check_id, False, f"Could not run this check: {problem}.")
+    syntax = syntax_problem(code, "the answer cell l1_missing_fields_answer")
+    if syntax:
+        return check_result(check_id, False, syntax + ".")
+    timeout = ANSWER_CELL_TIMEOUT if timeout is None else timeout
+    return check_result(check_id, *judge_missing_fields(evaluate_answer_cell(code, timeout,
+                                                                           fallback)))
+
+
+def grade_level1_save(code: str | None, problem: str | None, timeout,
+                       fallback: bool = False) -> CheckResult:
+    from graders.submission import Submission
+
+    check_id = "l1_saves_all_six"
+    if code is None:
+        return check_result(check_id, False, f"Could not run this check: {problem}.")
+    syntax = syntax_problem(code, "the answer cell l1_save_checkpoint")
+    if syntax:
+        return check_result(check_id, False, syntax + ".")
+    if "save_checkpoint" not in defined_names(code):
+        return check_result(check_id, False, "The answer cell l1_save_checkpoint does not define "
+                       "save_checkpoint at its top level. Keep the name save_checkpoint and "
+                       "define it with def at the top of the cell.")
+    source = with_lesson_loop(code)
+    submission = Submission.from_source(source, name=LEVEL1, filename="<your answer cells>")
+    return relocate(grade_saves_all_six(submission, "your save_checkpoint", timeout, fallback),
+                     source)
+
+
+def grade_level1(source: str, checks: list[Check], timeout: float | None,
+                 fallback: bool = False) -> dict[str, CheckResult]:
+    """Grade Level 1's answer cells in ``source`` on ``checks``; check id -> CheckResult.
+
+    Each check is a run in its own sandbox: side by side, the threads only wait."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from graders.checks.grading_faults import cannot_grade, grader_fault
+
+    cells = split_cells(source)
+
+    def one(check: Check) -> CheckResult:
+        try:
+            code, problem = cell_code(cells, source, check.answer_cells[0])
+            if check.id == "l1_missing_fields":
+                return grade_missing_fields(code, problem, timeout, fallback)
+            return grade_level1_save(code, problem, timeout, fallback)
+        except SandboxUnavailable as exc:
+            return cannot_grade(check.id, exc)
+        except Exception as exc:  # noqa: BLE001 - one check's fault must not stop the others
+            return grader_fault(check.id, exc)
+
+    with ThreadPoolExecutor(len(checks) or 1) as pool:
+        return dict(zip((c.id for c in checks), pool.map(one, checks), strict=True))

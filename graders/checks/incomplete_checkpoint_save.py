@@ -1,0 +1,145 @@
+"""Level 1's ``l1_saves_all_six``: the student's save with the lesson's loop, to the end and
+killed while a tool runs; checkpoint.json read back field by field.
+
+The fields are held to what the lesson's loop (:mod:`graders.loop.lesson_loop`, the grader's own
+code) saves on the same scenario, run in memory.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from graders.checks.base import VISIBLE_SCENARIO, WITHOUT
+from graders.checks.result import CheckResult, check_result
+from graders.loop import lesson_loop
+from graders.loop.protocol import SIX_FIELDS
+from graders.text import short_json
+
+__all__ = [
+    "grade_saves_all_six",
+]
+
+
+def _reference_saves(scenario_name: str) -> list[dict]:
+    """The states the lesson's loop saves on ``scenario_name``, in order (run in memory)."""
+    from fake_llm import load_scenario
+
+    saves: list[dict] = []
+    run_agent = lesson_loop.bound_to(lambda state: saves.append(copy.deepcopy(state)))
+    scenario = load_scenario(scenario_name)
+    run_agent(scenario.task, copy.deepcopy(scenario.tools), scenario.model(),
+              scenario.executor())
+    return saves
+
+
+_TYPES = {
+    "version": ("a whole number", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+    "task": ("text", lambda v: isinstance(v, str)),
+    "turns": ("a whole number", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+    "tokensUsed": ("a whole number", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+    "messages": ("a list of messages", lambda v: isinstance(v, list)),
+    "pendingToolUse": ("null or {id, name, input}", lambda v: v is None or isinstance(v, dict)),
+}
+
+
+def _compare_fields(on_disk, expected: dict) -> list[str]:
+    """What is wrong with a checkpoint read from disk, field by field (empty: nothing)."""
+    if not isinstance(on_disk, dict):
+        return [f"checkpoint.json holds {type(on_disk).__name__} JSON, not an object with the "
+                "six fields"]
+    absent = [f for f in SIX_FIELDS if f not in on_disk]
+    problems = []
+    if absent:
+        problems.append("it lacks " + ", ".join(absent))
+    for name in SIX_FIELDS:
+        if name in absent:
+            continue
+        value, want = on_disk[name], expected[name]
+        kind, ok = _TYPES[name]
+        if not ok(value):
+            problems.append(f"{name} is {short_json(value)}, expected {kind} ({short_json(want)})")
+        elif name == "pendingToolUse" and value is not None and want is not None:
+            got = {k: value.get(k) for k in ("id", "name", "input")}
+            if got != want:
+                problems.append(f"pendingToolUse is {short_json(value)}, expected the "
+                                f"dangling call {short_json(want)}")
+        elif name == "messages" and value != want:
+            problems.append(f"messages holds {len(value)} messages that differ from the "
+                            f"{len(want)} the loop held")
+        elif value != want:
+            problems.append(f"{name} is {short_json(value)}, the loop held {short_json(want)}")
+    return problems
+
+
+def _read_checkpoint(observation) -> tuple[Any, str | None]:
+    """(parsed checkpoint, problem) from a harness observation of the disk."""
+    if observation.parse_error is not None:
+        return None, f"checkpoint.json {observation.parse_error}"
+    if observation.checkpoint is None:
+        return None, "there was no checkpoint.json in the working directory"
+    return observation.state, None
+
+
+def _how_it_ended(observation) -> str | None:
+    """Why a run that should have finished did not, from the observation (None: it finished)."""
+    if observation.ended == "finished":
+        return None
+    return f"the run {observation.detail}"
+
+
+def grade_saves_all_six(submission, where: str, timeout: float | None,
+                         fallback: bool = False) -> CheckResult:
+    """Run the student's save with the reference loop: to the end, and killed while a tool runs."""
+    from graders.inprocess.harness import HarnessError
+    from graders.sandbox.engine import harness_for
+
+    check_id = "l1_saves_all_six"
+    scenario = VISIBLE_SCENARIO
+    saves = _reference_saves(scenario)
+    pending_saves = [i for i, s in enumerate(saves) if s["pendingToolUse"] is not None]
+    middle = pending_saves[len(pending_saves) // 2]
+    tool_k = pending_saves.index(middle) + 1
+    done = f"Ran {where} with the lesson's loop on {scenario}"
+    harness, _note = harness_for(submission, timeout, allow_fallback=fallback)
+    with harness:
+        finished = harness.run_point(scenario, "no_crash")
+        if finished.ended in ("not_loaded", "skipped"):
+            return check_result(check_id, False, f"Could not run {where}: {finished.detail}")
+        ended = _how_it_ended(finished)
+        if ended:
+            return check_result(check_id, False, f"{done}: {ended}. Expected the run to finish and "
+                           "leave the six fields in checkpoint.json.")
+        checkpoint, problem = _read_checkpoint(finished)
+        if problem:
+            return check_result(check_id, False, f"{done}; after the full run {problem}. Expected "
+                           "save_checkpoint to write checkpoint.json in the current directory.")
+        problems = _compare_fields(checkpoint, saves[-1])
+        if problems:
+            absent = [f for f in SIX_FIELDS if isinstance(checkpoint, dict) and f not in checkpoint]
+            why = "; ".join(f"without {f}, {WITHOUT[f]}" for f in absent[-1:])
+            return check_result(check_id, False, f"{done}. After the full run checkpoint.json: "
+                           + "; ".join(problems) + ". Expected all six fields as the loop held "
+                           "them" + (f" ({why})." if why else "."))
+        try:
+            killed = harness.run_point(scenario, f"killed_during_tool_{tool_k}")
+        except HarnessError as exc:
+            return check_result(check_id, False, f"{done}, but could not kill it while tool "
+                                f"{tool_k} ran: {exc}.")
+    checkpoint, problem = _read_checkpoint(killed)
+    if problem:
+        return check_result(check_id, False, f"{done}, killed while tool {tool_k} ran: {problem}. "
+                       "Expected the save made just before the tool ran.")
+    problems = _compare_fields(checkpoint, saves[middle])
+    if problems:
+        return check_result(check_id, False, f"{done}, killed while tool {tool_k} ran. "
+                       "checkpoint.json: " + "; ".join(problems) + ". Expected the fields the "
+                       "loop held at its last save, with pendingToolUse naming the call in flight "
+                       "(copy each field from state; do not write a fixed value).")
+    final, call = saves[-1], saves[middle]["pendingToolUse"]["name"]
+    return check_result(check_id, True, (
+        f"{done}: after the full run checkpoint.json holds all six fields as the loop held them "
+        f"(version {final['version']}, turns {final['turns']}, tokensUsed {final['tokensUsed']}, "
+        f"{len(final['messages'])} messages, pendingToolUse null), and killed while tool "
+        f"{tool_k} ran it names that call in pendingToolUse ({call})."
+    ))

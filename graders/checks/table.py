@@ -1,0 +1,170 @@
+"""The self-check table: check results as HTML in JupyterLab and as text everywhere else.
+
+Each check is a row (its id, pass or fail with the points, its title and message); under a failed
+check, each crash point that failed is a row of its own, with the checker's verdict. Hidden
+checks are listed as running when the work is graded.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import shutil
+import textwrap
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from graders.checks.counting import counts_against
+
+__all__ = [
+    "ResultTable", "Row", "MAX_POINT_ROWS", "VERDICTS_ATTRIBUTE",
+]
+
+
+#: At most this many failed crash points are listed under one check.
+MAX_POINT_ROWS = 6
+
+
+#: The HTML attribute of the table that carries each result as JSON, for nbgrader's Validate
+#: (`graders.nbgrader_plumbing.validation`) to say what the check said.
+VERDICTS_ATTRIBUTE = "data-checkpoint-lab-verdicts"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the table: ``name`` is a check id, or a crash point id under its check (on the
+    check's scenario)."""
+
+    name: str
+    status: str
+    message: str
+    level: int = 0
+
+    @property
+    def passed(self) -> bool | None:
+        """True for a pass, False for a failure, None for a row that is neither."""
+        words = self.status.split()
+        return {"PASS": True, "FAIL": False}.get(words[0]) if words else None
+
+
+class ResultTable:
+    """A table of `graders.checks.CheckResult` objects (and hidden checks not run here).
+
+    ``str(table)`` is the plain-text table; ``table._repr_html_()`` the HTML one that
+    JupyterLab shows. ``table.passed`` is True when every result passed.
+    """
+
+    def __init__(self, results: Iterable, *, hidden: Iterable = (), title: str | None = None,
+                 notes: Iterable[str] = ()):
+        self.results = list(results)
+        self.hidden = list(hidden)
+        self.title = title
+        #: lines shown under the summary (e.g. a written answer that is still empty)
+        self.notes = list(notes)
+
+    @property
+    def passed(self) -> bool:
+        """Whether every check in the table passed."""
+        return all(r.passed for r in self.results)
+
+    @property
+    def points(self) -> tuple[float, int]:
+        """(points earned, points possible) over the results."""
+        return sum(r.points_earned for r in self.results), sum(r.points for r in self.results)
+
+    def rows(self) -> list[Row]:
+        """The table's rows, in order."""
+        rows = []
+        for result in self.results:
+            check = result.check
+            status = "PASS" if result.passed else "FAIL"
+            failed = [] if result.passed else [
+                v for v in result.verdicts if counts_against(check.id, v)]
+            message = (result.summary or result.message) if failed else result.message
+            rows.append(Row(check.id, f"{status} {_num(result.points_earned)}/{check.points}",
+                            f"{check.title[0].upper()}{check.title[1:]}. {message}"))
+            for verdict in failed[:MAX_POINT_ROWS]:
+                rows.append(Row(verdict.point, "FAIL", verdict.message, level=1))
+            if len(failed) > MAX_POINT_ROWS:
+                rows.append(Row("...", "", f"{len(failed) - MAX_POINT_ROWS} more crash points "
+                                "failed; fix the ones above first", level=1))
+        for check in self.hidden:
+            rows.append(Row(check.id, "when graded",
+                            f"{check.title[0].upper()}{check.title[1:]}. Hidden check "
+                            f"({check.points} points): it {check.description}."))
+        return rows
+
+    def summary(self) -> str:
+        """One line: how many checks passed, and the points."""
+        if not self.results and not self.hidden:
+            return "No check ran in this kernel."
+        earned, possible = self.points
+        passed = sum(1 for r in self.results if r.passed)
+        text = (f"{passed} of {len(self.results)} checks passed, "
+                f"{_num(earned)} of {possible} points")
+        if self.hidden:
+            text += f"; {len(self.hidden)} hidden checks run when your work is graded"
+        return text + "."
+
+    def __str__(self) -> str:
+        width = max(60, min(110, shutil.get_terminal_size((100, 24)).columns))
+        name_w = min(38, max([len(r.name) + 2 * r.level for r in self.rows()] + [19]))
+        status_w = max([len(r.status) for r in self.rows()] + [6])
+        message_w = max(20, width - name_w - status_w - 4)
+        lines = [self.title] if self.title else []
+        header = f"{'check / crash point':<{name_w}}  {'result':<{status_w}}  message"
+        lines += [header, "-" * min(width, len(header) + message_w - 7)]
+        for row in self.rows():
+            names = textwrap.wrap(row.name, name_w - 2 * row.level) or [""]
+            messages = textwrap.wrap(row.message, message_w) or [""]
+            for i in range(max(len(names), len(messages))):
+                name = ("  " * row.level + names[i]) if i < len(names) else ""
+                status = row.status if i == 0 else ""
+                message = messages[i] if i < len(messages) else ""
+                lines.append(f"{name:<{name_w}}  {status:<{status_w}}  {message}".rstrip())
+        lines.append(self.summary())
+        for note in self.notes:
+            lines.extend(textwrap.wrap(note, width))
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        colors = {True: "#1a7f37", False: "#cf222e", None: "#57606a"}
+        cell = "padding:4px 8px;border-bottom:1px solid #d0d7de;text-align:left;vertical-align:top"
+        verdicts = html.escape(json.dumps([_verdict_data(r) for r in self.results]), quote=True)
+        parts = [f'<div class="checkpoint-lab-selfcheck" {VERDICTS_ATTRIBUTE}="{verdicts}">']
+        if self.title:
+            parts.append(f"<p><strong>{html.escape(self.title)}</strong></p>")
+        parts.append('<table style="border-collapse:collapse">'
+                     f'<thead><tr><th style="{cell}">check / crash point</th>'
+                     f'<th style="{cell}">result</th><th style="{cell}">message</th></tr></thead>'
+                     "<tbody>")
+        for row in self.rows():
+            indent = "padding-left:28px;" if row.level else "font-weight:600;"
+            parts.append(
+                f'<tr><td style="{cell};{indent}"><code>{html.escape(row.name)}</code></td>'
+                f'<td style="{cell};color:{colors[row.passed]};font-weight:600;'
+                f'white-space:nowrap">{html.escape(row.status)}</td>'
+                f'<td style="{cell}">{html.escape(row.message)}</td></tr>')
+        parts.append(f"</tbody></table><p>{html.escape(self.summary())}</p>")
+        parts.extend(f'<p class="checkpoint-lab-note">{html.escape(note)}</p>'
+                     for note in self.notes)
+        parts.append("</div>")
+        return "".join(parts)
+
+    def _repr_pretty_(self, printer, cycle: bool) -> None:
+        printer.text(str(self))
+
+    def __repr__(self) -> str:
+        return f"<ResultTable: {self.summary()}>"
+
+
+def _num(value: float) -> str:
+    return f"{value:g}"
+
+
+def _verdict_data(result) -> dict:
+    """What `graders.nbgrader_plumbing.validation` needs of a result to explain it in Validate."""
+    check = result.check
+    return {"check_id": check.id, "title": check.title, "passed": bool(result.passed),
+            "points_earned": float(result.points_earned), "points": float(check.points),
+            "message": result.message}
