@@ -96,10 +96,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def _graph() -> dict[str, set[str]]:
     modules = _modules()
-    graph = {name: _imports(name, path, modules) for name, path in modules.items()}
-    # a package's __init__ that re-exports its modules is not a dependency of those modules on
-    # the package: drop edges from a module to its own enclosing packages
-    return {name: {t for t in deps if not name.startswith(t + ".")} for name, deps in graph.items()}
+    return {name: _imports(name, path, modules) for name, path in modules.items()}
 
 
 def test_the_import_graph_finder_sees_a_cycle():
