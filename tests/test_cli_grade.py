@@ -106,7 +106,7 @@ def test_bad_jobs_and_csv_paths(tmp_path, capsys):
 
 @pytest.mark.nbgrader
 def test_nbgraders_own_layout_is_read_too(course, tmp_path):
-    from graders.nbgrader_plumbing.batch import find_submissions
+    from graders.nbgrader_plumbing.submissions import find_submissions
 
     (tmp_path / "ann" / "lesson2").mkdir(parents=True)
     (tmp_path / "ann" / "lesson2" / "02_two_latent_failures.ipynb").write_text(
@@ -149,7 +149,8 @@ def test_the_table_shows_the_whole_reason_wrapped_and_marks_what_was_not_submitt
 
 
 def test_format_student_wraps_every_line_to_the_width():
-    from graders.nbgrader_plumbing.batch import StudentResult, TestScore, format_student
+    from graders.nbgrader_plumbing.gradebook import StudentResult, TestScore
+    from graders.nbgrader_plumbing.score_report import format_student
 
     reason = "Killed halfway through save 1: checkpoint.json held 936 of its 1,873 bytes. " * 4
     result = StudentResult("ann", [TestScore("02", "l2_atomic_save", 0, 3, reason.strip()),

@@ -36,32 +36,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="no progress bar and no per-student tables")
 
 
-def _handed_in(folder: Path, student: str, course) -> set[str]:
-    """The assignment's notebooks that ``student`` handed in (readable or not), by file name."""
-    base = folder / student
-    names = {p.stem for p in base.glob("*.ipynb")}
-    names |= {p.stem for p in (base / course.assignment).glob("*.ipynb")}
-    return names & set(course.notebooks())
-
-
 def run(args: argparse.Namespace) -> int:
     """Grade ``args.submissions``; exit 0 when every student was graded by nbgrader."""
-    from tqdm import tqdm
+    _check_arguments(args)
+    course, found = _open_course_and_submissions(args)
+    for student in found.students:
+        for note in found.notes.get(student, []):
+            print(f"warning: {note}", file=sys.stderr)
+    outcomes = _autograde(args, course, found)
+    notes, failed = _record_what_failed(course, found, outcomes)
+    results = _write_scores(args, course, found, notes)
+    _report(args, course, results, failed, outcomes)
+    return 1 if failed else 0
 
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Refuse (UsageError) what cannot be graded: no sandbox, bad --jobs, --course or --csv."""
     from graders.cli import UsageError
-    from graders.nbgrader_plumbing.batch import (
-        LayoutError,
-        autograde_students,
-        find_submissions,
-        format_student,
-        quiet_sqlalchemy,
-        read_results,
-        record_zero,
-        stage_submissions,
-        write_csv,
-    )
-    from graders.nbgrader_plumbing.course import open_course
-    from graders.nbgrader_plumbing.source_notebook import BuildError
     from graders.sandbox.engine import MODE_ENV, grading_problem
 
     if args.no_sandbox:
@@ -69,8 +60,6 @@ def run(args: argparse.Namespace) -> int:
     problem = grading_problem()
     if problem:
         raise UsageError(problem)
-    quiet_sqlalchemy()
-    tqdm.monitor_interval = 0  # no monitor thread: the grading workers are forked
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: give at least 1")
     if not args.course.is_dir():
@@ -78,23 +67,47 @@ def run(args: argparse.Namespace) -> int:
                          f"`checkpoint-lab course {args.course}`")
     if args.csv.is_dir() or not args.csv.resolve().parent.is_dir():
         raise UsageError(f"--csv {args.csv}: give a file name in an existing folder")
+
+
+def _open_course_and_submissions(args: argparse.Namespace):
+    """The course and what its submissions folder holds; UsageError when either is wrong."""
+    from graders.cli import UsageError
+    from graders.nbgrader_plumbing.course import open_course
+    from graders.nbgrader_plumbing.source_notebook import BuildError
+    from graders.nbgrader_plumbing.submissions import LayoutError, find_submissions
+
     try:
         course = open_course(args.course)
-        found = find_submissions(args.submissions, course)
+        return course, find_submissions(args.submissions, course)
     except (BuildError, LayoutError) as err:
         raise UsageError(str(err)) from err
 
-    for student in found.students:
-        for note in found.notes.get(student, []):
-            print(f"warning: {note}", file=sys.stderr)
+
+def _autograde(args: argparse.Namespace, course, found) -> dict[str, dict]:
+    """File the gradable notebooks for nbgrader and autograde them, with a progress bar."""
+    from tqdm import tqdm
+
+    from graders.nbgrader_plumbing.grading_pool import autograde_students
+    from graders.nbgrader_plumbing.grading_worker import quiet_sqlalchemy
+    from graders.nbgrader_plumbing.submissions import stage_submissions
+
+    quiet_sqlalchemy()
+    tqdm.monitor_interval = 0  # no monitor thread: the grading workers are forked
     stage_submissions(course, found)
     gradable = sorted(found.notebooks)
-    notes = {s: list(n) for s, n in found.notes.items()}
     with tqdm(total=len(gradable), desc="grading", unit="student",
               disable=args.quiet or not gradable, file=sys.stderr) as bar:
-        outcomes = autograde_students(
-            course, gradable, jobs=args.jobs, feedback=not args.no_feedback,
-            on_done=lambda outcome: bar.update(1))
+        return autograde_students(course, gradable, jobs=args.jobs,
+                                  feedback=not args.no_feedback,
+                                  on_done=lambda outcome: bar.update(1))
+
+
+def _record_what_failed(course, found, outcomes: dict[str, dict]):
+    """Zeros for each student nbgrader did not grade, and a note for them and for missing
+    feedback; return the notes (student -> lines) and the students whose autograde failed."""
+    from graders.nbgrader_plumbing.gradebook import record_zero
+
+    notes = {s: list(n) for s, n in found.notes.items()}
     failed = []
     for student in found.students:
         outcome = outcomes.get(student)
@@ -108,17 +121,33 @@ def run(args: argparse.Namespace) -> int:
         elif outcome.get("feedback_error"):
             notes.setdefault(student, []).append(
                 f"no feedback HTML: generate_feedback failed ({outcome['feedback_error']})")
-    handed_in = {s: _handed_in(args.submissions, s, course) for s in found.students}
+    return notes, failed
+
+
+def _write_scores(args: argparse.Namespace, course, found, notes: dict[str, list[str]]):
+    """Read every student's scores from the gradebook and write the CSV; return the results."""
+    from graders.nbgrader_plumbing.gradebook import read_results
+    from graders.nbgrader_plumbing.score_report import write_csv
+    from graders.nbgrader_plumbing.submissions import handed_in_notebooks
+
+    handed_in = {s: handed_in_notebooks(args.submissions, s, course) for s in found.students}
     results = read_results(course, found.students, notes, handed_in)
     write_csv(args.csv, results)
+    return results
+
+
+def _report(args: argparse.Namespace, course, results, failed: list[str],
+            outcomes: dict[str, dict]) -> None:
+    """Each student's table (unless --quiet), where everything went, and each failure."""
+    from graders.nbgrader_plumbing.score_report import format_student
+    from graders.text import plural
+
     if not args.quiet:
         for result in results:
             print(format_student(result))
             print()
-    students = f"{len(results)} student{'' if len(results) == 1 else 's'}"
-    print(f"Graded {students} into {course.gradebook_path}; scores in {args.csv}; "
-          f"feedback in {course.root / 'feedback'}/")
+    print(f"Graded {plural(len(results), 'student')} into {course.gradebook_path}; scores in "
+          f"{args.csv}; feedback in {course.root / 'feedback'}/")
     for student in failed:
         print(f"error: nbgrader could not autograde {student}: {outcomes[student].get('error')}",
               file=sys.stderr)
-    return 1 if failed else 0
