@@ -14,10 +14,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from graders.judge.binding import BINDING
 from graders.judge.crash_points import NO_CRASH, CrashPoint
+from graders.judge.moments import Moment
 from graders.judge.observation import Observation, SaveRecord, describe_error
 from graders.judge.recording import Recording, Snapshot
-from graders.judge.replay import _BINDING, Moment, replay
+from graders.judge.replay import replay
 from graders.judge.trace import Op, parse_trace
 
 __all__ = ["Matrix", "build_matrix", "PointMoments", "IncompleteRecording"]
@@ -196,9 +198,9 @@ def _points(rec, scenario, call_moments, saves, groups, end) -> list[PointMoment
         found.append((moment.position, PointMoments(point, [moment])))
     for save, group in zip(saves, groups, strict=True):
         torn = [m for m in group if not (m.how == "before" and m.op is not None
-                                         and m.op.call in _BINDING)]
+                                         and m.op.call in BINDING)]
         before = [m for m in group if m.how == "before" and m.op is not None
-                  and m.op.call in _BINDING]
+                  and m.op.call in BINDING]
         summary = save.summary()
         where = save.where
         if torn:

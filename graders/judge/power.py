@@ -21,7 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from graders.judge.replay import CHECKPOINT_PATH, Moment, _Model, _Node
+from graders.judge.disk_model import CHECKPOINT_PATH, Node
+from graders.judge.moments import Moment
+from graders.judge.replay_model import ReplayModel
 from graders.judge.trace import Op
 
 __all__ = ["PowerState", "PowerMoment", "power_moments", "WORK"]
@@ -54,14 +56,14 @@ class PowerMoment:
     syncs: list[str] = field(default_factory=list)
 
 
-class _DurableModel(_Model):
+class _DurableModel(ReplayModel):
     def __init__(self) -> None:
         super().__init__()
-        self.durable_binding: _Node | None = None
-        self.pending: list[_Node | None] = []
+        self.durable_binding: Node | None = None
+        self.pending: list[Node | None] = []
         self.log: list[str] = []
 
-    def binding(self) -> _Node | None:
+    def binding(self) -> Node | None:
         return self.paths.get(CHECKPOINT_PATH)
 
     def apply(self, op: Op, *, keep: int | None = None) -> None:
@@ -109,7 +111,7 @@ class _DurableModel(_Model):
         return found
 
 
-def _variants(node: _Node | None) -> list[PowerState]:
+def _variants(node: Node | None) -> list[PowerState]:
     if node is None:
         return [PowerState("absent", None)]
     if node.kind != "file":
