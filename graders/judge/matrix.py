@@ -90,10 +90,21 @@ def build_matrix(rec: Recording, scenario) -> Matrix:
     """Replay ``rec`` and group its moments into crash points, in timeline order."""
     ops = parse_trace(rec.trace, rec.socket_inode)
     moments, unfollowed = replay(ops)
-    by_seq = {c.seq: c for c in rec.calls}
+    discrepancies = _missing_markers(rec, ops)
+    saves, groups, call_moments = _group_moments(rec, ops, moments)
+    _note_what_saves_did(saves, groups)
+    end = moments[-1]
+    _note_what_saves_left(saves, groups, moments, end)
+    discrepancies += _cross_check(rec, call_moments, end, unfollowed)
+    points = _points(rec, scenario, call_moments, saves, groups, end)
+    return Matrix(rec, points, saves, discrepancies, ops)
+
+
+def _missing_markers(rec: Recording, ops: list[Op]) -> list[str]:
+    """The discrepancy of calls the grader served that the trace has no marker of (raises
+    :class:`IncompleteRecording` when the grader, not the submission, lost them)."""
     marker_pos = {op.frame.get("seq"): op.index for op in ops
                   if op.call == "marker" and isinstance(op.frame, dict)}
-    discrepancies: list[str] = []
     missing = [c for c in rec.calls if c.seq not in marker_pos]
     if missing and not rec.protocol:
         # not the submission's doing (it did not flood the record): the grader lost part of it
@@ -101,10 +112,16 @@ def build_matrix(rec: Recording, scenario) -> Matrix:
             f"the trace holds no record of {len(missing)} of the {len(rec.calls)} calls the "
             "grader served (is the grading machine's temporary space full?)")
     if missing:
-        discrepancies.append(
-            f"the trace holds no record of {len(missing)} of the calls the grader served, so "
-            "the order of your file operations around them is unknown")
-    # group the moments: calls, saves, the end
+        return [f"the trace holds no record of {len(missing)} of the calls the grader served, so "
+                "the order of your file operations around them is unknown"]
+    return []
+
+
+def _group_moments(rec: Recording, ops: list[Op], moments: list[Moment]
+                   ) -> tuple[list[SaveRecord], list[list[Moment]], list[tuple[Moment, Any]]]:
+    """The saves (one per group of moments between two calls), their moments, and the moment
+    of each call the grader served with that call."""
+    by_seq = {c.seq: c for c in rec.calls}
     saves: list[SaveRecord] = []
     groups: list[list[Moment]] = []
     current: list[Moment] | None = None
@@ -138,7 +155,11 @@ def build_matrix(rec: Recording, scenario) -> Matrix:
             groups.append(current)
             saves.append(SaveRecord(n=len(saves) + 1, phase=phase, tool=tool, completed=True))
         current.append(moment)
-    # what each save did, and what it left
+    return saves, groups, call_moments
+
+
+def _note_what_saves_did(saves: list[SaveRecord], groups: list[list[Moment]]) -> None:
+    """Each save's files opened, renames and removals."""
     for save, group in zip(saves, groups, strict=True):
         for moment in group:
             op = moment.op
@@ -153,7 +174,11 @@ def build_matrix(rec: Recording, scenario) -> Matrix:
                 save.renames.append([src, dst])
             elif op.call in ("unlink", "unlinkat"):
                 save.removes.append(_names(op)[-1])
-    end = moments[-1]
+
+
+def _note_what_saves_left(saves: list[SaveRecord], groups: list[list[Moment]],
+                          moments: list[Moment], end: Moment) -> None:
+    """Each save's checkpoint.json as the next call (or the end) found it."""
     later = [m for m in moments if m.how in ("call", "end")]
     for save, group in zip(saves, groups, strict=True):
         after = next((m for m in later if m.position > group[-1].position), end)
@@ -162,7 +187,12 @@ def build_matrix(rec: Recording, scenario) -> Matrix:
         state = _parse(after)
         if isinstance(state, dict):
             save.pending = state.get("pendingToolUse")
-    # cross-check the model against what the grader read from disk
+
+
+def _cross_check(rec: Recording, call_moments: list[tuple[Moment, Any]], end: Moment,
+                 unfollowed: list[Op]) -> list[str]:
+    """Where the model disagrees with what the grader read from disk, or could not follow."""
+    discrepancies = []
     for moment, call in call_moments:
         if not _agrees(moment, call.snapshot):
             discrepancies.append(
@@ -179,8 +209,7 @@ def build_matrix(rec: Recording, scenario) -> Matrix:
         discrepancies.append(
             f"{len(unfollowed)} write(s) copied bytes the grader could not follow "
             f"({unfollowed[0].call})")
-    points = _points(rec, scenario, call_moments, saves, groups, end)
-    return Matrix(rec, points, saves, discrepancies, ops)
+    return discrepancies
 
 
 def _points(rec, scenario, call_moments, saves, groups, end) -> list[PointMoments]:
