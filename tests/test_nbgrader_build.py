@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import textwrap
 from pathlib import Path
 
 import nbformat
 import pytest
+from nbconvert.preprocessors import Preprocessor
+from traitlets.config import Config
 
 from graders.nbgrader_plumbing.build import (
     BuildError,
@@ -16,7 +19,7 @@ from graders.nbgrader_plumbing.build import (
     extract_code,
     notebook_text,
 )
-from graders.nbgrader_plumbing.course import build_course
+from graders.nbgrader_plumbing.course import build_course, load_config
 from tests.conftest import ROOT
 from tests.fixtures.notebooks.course_cache import shared_course
 
@@ -141,3 +144,76 @@ def test_committed_exercises_hold_the_starter_and_no_solution(name):
         run_agent = next(c for c in answers
                          if c["metadata"]["nbgrader"]["grade_id"] == "l2_run_agent")
         assert "".join(run_agent["source"]) in starter
+
+
+# --- every preprocessor a course's nbgrader_config.py names exists ----------------------------
+
+#: The preprocessor lists a course's config must set (nbgrader would fall back to its defaults,
+#: which run the student's code in a kernel, were one missing).
+CONFIGURED_LISTS = {"GenerateAssignment.preprocessors", "Autograde.sanitize_preprocessors",
+                    "Autograde.autograde_preprocessors", "GenerateFeedback.preprocessors"}
+
+#: The class paths of ours that course directories built before graders/ became packages name in
+#: their nbgrader_config.py (`checkpoint-lab course` up to commit 8b57548; GuardedExecute in
+#: those built before RunNothing). nbgrader imports them by these names until the course is
+#: rebuilt, so they must keep working.
+NAMED_BEFORE_THE_MOVE = [
+    "graders.nbgrader_preprocessors.ReleaseStarter",
+    "graders.nbgrader_preprocessors.RestoreTestCells",
+    "graders.nbgrader_preprocessors.StartVerdicts",
+    "graders.nbgrader_preprocessors.RunNothing",
+    "graders.nbgrader_preprocessors.GuardedExecute",
+    "graders.nbgrader_preprocessors.WriteVerdicts",
+    "graders.feedback.FeedbackNotes",
+]
+
+
+def _preprocessor_lists(config: Config) -> dict[str, list[str]]:
+    """Every ``c.<Class>.<...>preprocessors`` list of a loaded config, by ``Class.trait``."""
+    return {f"{section}.{trait}": list(value)
+            for section, traits in config.items() if isinstance(traits, Config)
+            for trait, value in traits.items() if trait.endswith("preprocessors")}
+
+
+def _problem_with(path: str) -> str | None:
+    """Why the class path ``path`` is not an importable preprocessor (None when it is one)."""
+    module, _, name = path.rpartition(".")
+    try:
+        found = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as err:
+        return f"{type(err).__name__}: {err}"
+    if not (isinstance(found, type) and issubclass(found, Preprocessor)):
+        return f"{found!r} is not a preprocessor class"
+    return None
+
+
+def test_the_class_path_check_reports_a_name_that_does_not_exist():
+    assert _problem_with("graders.nbgrader_plumbing.preprocessors.RunNothing") is None
+    assert "AttributeError" in _problem_with("graders.nbgrader_plumbing.preprocessors.RunNoting")
+    assert "ModuleNotFoundError" in _problem_with("graders.no_such_module.RunNothing")
+    assert "not a preprocessor" in _problem_with("graders.nbgrader_plumbing.course.build_course")
+
+
+@pytest.mark.nbgrader
+def test_every_preprocessor_the_built_config_names_can_be_imported():
+    lists = _preprocessor_lists(load_config(shared_course().root))
+    assert CONFIGURED_LISTS <= set(lists), f"the built config sets only {sorted(lists)}"
+    problems = {f"{where}: {path}": problem for where, paths in lists.items() for path in paths
+                if (problem := _problem_with(path))}
+    assert not problems, problems
+    ours = {path for paths in lists.values() for path in paths if path.startswith("graders.")}
+    assert ours, "the config names none of the course's own preprocessors"
+
+
+@pytest.mark.parametrize("path", NAMED_BEFORE_THE_MOVE)
+def test_a_course_directory_built_before_the_move_finds_its_preprocessors(path):
+    assert _problem_with(path) is None, _problem_with(path)
+
+
+def test_the_old_preprocessors_module_names_every_preprocessor_of_the_new_one():
+    old = importlib.import_module("graders.nbgrader_preprocessors")
+    new = importlib.import_module("graders.nbgrader_plumbing.preprocessors")
+    assert list(old.__all__) == list(new.__all__)
+    for name in new.__all__:
+        assert _problem_with(f"graders.nbgrader_preprocessors.{name}") is None, name
+        assert getattr(old, name) is getattr(new, name), name
