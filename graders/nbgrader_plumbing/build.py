@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         for path in refresh_exercises():
             print(f"wrote {path.relative_to(ROOT)}")
     except BuildError as err:
-        print(f"nbgrader_build: {err}", file=sys.stderr)
+        print(f"python -m graders.nbgrader_plumbing.build: {err}", file=sys.stderr)
         return 2
     return 0
 
