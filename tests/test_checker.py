@@ -361,9 +361,13 @@ def test_every_problem_code_the_checker_can_give_is_documented():
     import re
     from pathlib import Path
 
+    import graders.judge.check_state
     import graders.judge.checkpoint_rules
+    import graders.judge.crash_check
 
-    source = Path(graders.judge.checkpoint_rules.__file__).read_text()
+    # the rules of one call per turn, and the ones they share with several calls in one turn
+    source = "".join(Path(module.__file__).read_text() for module in (
+        graders.judge.checkpoint_rules, graders.judge.crash_check, graders.judge.check_state))
     used = set(re.findall(r'fail\("([a-z_]+)"', source))
     used |= set(re.findall(r'return "([a-z_]+)", \(', source))
     used |= {"pending_incomplete", "not_loaded", "skipped"}

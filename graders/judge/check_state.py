@@ -1,0 +1,210 @@
+"""What one check of a crash state holds and reads: the observation, the scenario's script, the
+problems found so far, and the verdict they make.
+
+Shared by the rules for one call per turn (:mod:`graders.judge.checkpoint_rules`) and for
+several calls in one turn (:mod:`graders.judge.parallel_rules`); the rules that read the disk
+are :class:`graders.judge.crash_check.CrashCheck`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from graders.judge.crash_points import NO_CRASH, CrashPoint
+from graders.judge.observation import Observation
+from graders.judge.verdict import LOAD_POINT, Verdict
+from graders.text import plural
+
+__all__ = ["CheckState", "WRITE_KINDS", "FIELD_TYPES", "canonical", "byte_count", "type_words",
+           "script_of", "load_error_verdict", "skipped_verdict"]
+
+#: The crash point kinds in the middle of a save: judged only for what the save left (one
+#: complete save, or none yet); where tools ran is judged at the calls (each check its own).
+WRITE_KINDS = ("torn_write", "killed_before_rename")
+
+#: The type each of the five fields other than pendingToolUse must have.
+FIELD_TYPES = {"version": int, "task": str, "turns": int, "tokensUsed": (int, float),
+               "messages": list}
+
+
+def load_error_verdict(scenario: str, message: str) -> Verdict:
+    """The single verdict of a submission that could not be loaded."""
+    return Verdict(scenario, LOAD_POINT, LOAD_POINT, False, message,
+                   {"problem": "not_loaded", "problems": ["not_loaded"]})
+
+
+def skipped_verdict(scenario: str, reason: str, point: str = NO_CRASH,
+                    kind: str = NO_CRASH) -> Verdict:
+    """A verdict for a point that could not be run on this platform."""
+    return Verdict(scenario, point, kind, False, reason, {"problem": "skipped"}, skipped=True)
+
+
+def byte_count(n: int | None) -> str:
+    """``n`` with thousands separators, ``"?"`` when unknown."""
+    return "?" if n is None else f"{n:,}"
+
+
+def canonical(value: Any) -> str:
+    """One text for equal JSON values (keys sorted), to compare them."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=repr)
+
+
+def type_words(kind) -> str:
+    """A type (or tuple of types) of ``FIELD_TYPES`` in words: ``"an integer"``."""
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    names = {int: "an integer", str: "a string", list: "a list", float: "a number"}
+    return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+_SCRIPTS: dict[int, tuple[Any, dict]] = {}
+
+
+def script_of(scenario) -> dict:
+    """The scenario's calls, tools and conversation, copied once (the checker only reads them)."""
+    held = _SCRIPTS.get(id(scenario))
+    if held is None or held[0] is not scenario:
+        held = (scenario, {"calls": scenario.tool_calls, "tools": scenario.tools,
+                           "conversation": scenario.conversation()})
+        if len(_SCRIPTS) > 16:
+            _SCRIPTS.clear()
+        _SCRIPTS[id(scenario)] = held
+    return held[1]
+
+
+class CheckState:
+    """One check of one crash state: what it reads, what it found, the verdict it gives.
+
+    A subclass says what was on disk (:meth:`describe_disk`) and which save first named a call
+    too late (:meth:`a_save_after_tool`), in the words of its own checkpoint shape.
+    """
+
+    def __init__(self, obs: Observation, scenario, point: CrashPoint) -> None:
+        self.obs = obs
+        self.sc = scenario
+        self.point = point
+        self.calls = script_of(scenario)["calls"]
+        self.problems: list[tuple[str, str]] = []
+        self.notes: list[str] = []
+        self.advice: list[str] = []
+        self.evidence: dict[str, Any] = {"ended": obs.ended, "detail": obs.detail}
+        self.state: Any = None
+        self.same: str | None = None  # which complete save a torn write or rename kill left
+        self.recorded: list[str] = []  # tool_use ids answered in messages, in order
+
+    # -- what the subclass says in its own words ---------------------------------------------
+
+    def describe_disk(self) -> str:
+        """What checkpoint.json held: its turn and pendingToolUse (and which save it was)."""
+        raise NotImplementedError
+
+    def a_save_after_tool(self, k: int) -> dict | None:
+        """A save of the first run placed after tool ``k`` returned that names it pending."""
+        raise NotImplementedError
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def fail(self, key: str, text: str) -> None:
+        """Note the problem ``key``, with the message a student reads."""
+        self.problems.append((key, text))
+
+    @property
+    def done(self) -> str:
+        """What was done to the run, as a message begins: "Killed while tool 2 ran"."""
+        if self.point.kind == NO_CRASH:
+            return "Ran with no crash"
+        return f"Killed {self.point.label}"
+
+    def call_number(self, call_id: Any) -> int | None:
+        """The script's number (from 1) of the tool call with id ``call_id``."""
+        for i, call in enumerate(self.calls, 1):
+            if call["id"] == call_id:
+                return i
+        return None
+
+    def executions(self) -> list[tuple[int, dict]]:
+        """(script call number, ledger entry) of each tool that ran, matched by name and input."""
+        pairs = []
+        used: set[int] = set()
+        for entry in self.obs.ledger:
+            if "error" in entry:
+                continue  # the fake tool refused the call: nothing happened
+            for i, call in enumerate(self.calls, 1):
+                if (i not in used and call["name"] == entry.get("name")
+                        and canonical(call["input"]) == canonical(entry.get("input"))):
+                    pairs.append((i, entry))
+                    used.add(i)
+                    break
+        return pairs
+
+    def ran(self) -> list[int]:
+        """Script call numbers of the tools that ran (the ledger)."""
+        return [number for number, _ in self.executions()]
+
+    def returned(self) -> list[int]:
+        """Call numbers of tools that returned their result to the submission."""
+        killed_in = self.point.index if self.point.kind == "killed_during_tool" else None
+        return [number for number, entry in self.executions()
+                if "result" in entry and entry["index"] != killed_in]
+
+    def leftovers(self) -> list[str]:
+        """The files (not folders) beside checkpoint.json."""
+        return [name for name, size in self.obs.files.items() if size != "dir/"]
+
+    def count_results(self, messages: list) -> dict[Any, int]:
+        """How often each tool_use id is answered in ``messages``; notes each in ``recorded``."""
+        counts: dict[Any, int] = {}
+        for message in messages[1:]:
+            content = message.get("content") if isinstance(message, dict) else None
+            for block in content if isinstance(content, list) else []:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    tid = block.get("tool_use_id")
+                    counts[tid] = counts.get(tid, 0) + 1
+                    if counts[tid] == 1:
+                        self.recorded.append(tid)
+        return counts
+
+    # -- the verdict -----------------------------------------------------------------------
+
+    def verdict(self) -> Verdict:
+        """The verdict: the first problem (and the second), or what passed; advice after."""
+        obs, point = self.obs, self.point
+        passed = not self.problems
+        if passed:
+            message = self.pass_message()
+        else:
+            message = self.problems[0][1]
+            if len(self.problems) > 1:
+                message += " Also: " + self.problems[1][1]
+        if self.advice and (passed or point.kind == NO_CRASH):
+            message += " Advice: " + " ".join(self.advice)
+        self.evidence["problem"] = self.problems[0][0] if self.problems else None
+        self.evidence["problems"] = [key for key, _ in self.problems]
+        self.evidence["advice"] = list(self.advice)
+        if obs.torn:
+            self.evidence["torn"] = obs.torn
+        return Verdict(obs.scenario, obs.point, obs.kind, passed, message, self.evidence)
+
+    def pass_message(self) -> str:
+        """What a passed crash state left, and why resume can use it."""
+        point = self.point
+        notes = list(self.notes)
+        if self.state is not None:
+            state = self.state
+            if point.kind == NO_CRASH:
+                return (f"{self.done}: checkpoint.json holds all "
+                        f"{plural(len(self.recorded), 'tool result')}, turns "
+                        f"{state['turns']} and no pendingToolUse.")
+            pending = state["pendingToolUse"]
+            disk = self.describe_disk()
+            left = ""
+            temps = self.leftovers()
+            if temps and point.kind in ("torn_write", "killed_before_rename"):
+                left = (f" The temp file {temps[0]} it left behind is harmless: resume reads only "
+                        "checkpoint.json.")
+            if pending is not None:
+                return (f"{self.done}: {disk}, so resume can reconcile the call that was in "
+                        f"flight.{left}")
+            return f"{self.done}: {disk}, with every finished tool call recorded.{left}"
+        text = notes[0] if notes else "nothing to check"
+        return f"{self.done}: {text}."
