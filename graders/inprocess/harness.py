@@ -38,10 +38,11 @@ from pathlib import Path
 from typing import Any
 
 from graders.inprocess import child as _child
+from graders.inprocess.collect import collect
 from graders.inprocess.runner import _warm_up
 from graders.judge.checkpoint_rules import check, load_error_verdict, skipped_verdict
 from graders.judge.crash_points import KINDS, NO_CRASH, CrashPoint, derive_points
-from graders.judge.observation import Observation, collect
+from graders.judge.observation import Observation
 from graders.judge.verdict import Verdict
 from graders.submission import Submission, _missing_message
 from graders.text import file_tail
