@@ -6,7 +6,9 @@ is pinned down without running anything.
 
 from __future__ import annotations
 
+import ast
 import json
+from pathlib import Path
 
 from graders.judge.replay import replay
 from graders.judge.trace import parse_trace
@@ -195,3 +197,60 @@ def test_replays_in_many_threads_see_the_same_moments_as_one_replay():
         "a moment before every write, rename and fsync of a file bound to checkpoint.json"
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         assert all(s == alone for s in pool.map(shape, range(64)))
+
+
+# -- the judge's own imports: pure, on the trusted side ----------------------------------------
+
+JUDGE = Path(__file__).resolve().parents[1] / "graders" / "judge"
+#: What the judge must never import: the untrusted side, the exercises' checks, nbgrader, and
+#: anything that talks to the network.
+NOT_FOR_THE_JUDGE = ("graders.inprocess", "graders.sandbox", "graders.checks", "nbgrader",
+                     "socket", "ssl", "http", "urllib", "requests", "httpx", "aiohttp",
+                     "ftplib", "smtplib", "xmlrpc", "websocket", "websockets")
+
+
+def _imported(source: str, module: str) -> set[str]:
+    """Every module ``source`` (the module ``module``) imports, at any depth, relative ones
+    made absolute (``from graders.judge import trace`` counts as ``graders.judge.trace``)."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = module.split(".")[: -node.level]
+                base = ".".join(package + ([node.module] if node.module else []))
+            found.add(base)
+            found |= {f"{base}.{alias.name}" for alias in node.names}
+    return found
+
+
+def _forbidden(names: set[str]) -> list[str]:
+    return sorted(n for n in names
+                  if any(n == bad or n.startswith(bad + ".") for bad in NOT_FOR_THE_JUDGE))
+
+
+def test_the_import_scan_sees_a_forbidden_import_wherever_it_hides():
+    source = ("import json\n"
+              "def f():\n"
+              "    from graders.inprocess.collect import collect\n"
+              "    import urllib.request\n"
+              "from .. import sandbox\n"
+              "from graders import checks\n")
+    found = set(_forbidden(_imported(source, "graders.judge.x")))
+    assert {"graders.checks", "graders.inprocess.collect", "graders.sandbox",
+            "urllib.request"} <= found
+    assert "json" not in found
+    assert _forbidden(_imported("import socketserver_like\nimport jsonschema\n", "m")) == []
+
+
+def test_the_judge_imports_nothing_from_the_untrusted_side_the_checks_nbgrader_or_the_network():
+    modules = sorted(JUDGE.glob("*.py"))
+    assert len(modules) > 10
+    found = {}
+    for path in modules:
+        bad = _forbidden(_imported(path.read_text(encoding="utf-8"), f"graders.judge.{path.stem}"))
+        if bad:
+            found[path.name] = bad
+    assert not found, f"the judge must stay pure and trusted; these modules import: {found}"

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from graders.inprocess.child import CHECKPOINT
 from graders.judge.observation import Observation, SaveRecord
+from graders.loop.protocol import CHECKPOINT
 
 __all__ = ["CrashPoint", "KINDS", "derive_points", "point_from_id", "NO_CRASH"]
 
