@@ -8,6 +8,7 @@ functions alike: a lazy import hides a cycle, it does not remove it) make the gr
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -133,3 +134,40 @@ def test_every_package_says_what_its_one_job_is(package):
     path = _modules()[package]
     doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
     assert doc and len(doc.split()) >= 6, f"{package} needs a docstring that says its job"
+
+
+def _notebook_imports() -> set[tuple[str, str]]:
+    """(module, name) of every ``from graders... import name`` in lessons and exercises."""
+    import json
+
+    texts = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "lessons").glob("*.py"))]
+    authored = sorted((ROOT / "exercises" / "src").glob("*.py"))
+    texts += [p.read_text(encoding="utf-8") for p in authored]
+    for nb in sorted((ROOT / "exercises").glob("*.ipynb")):
+        cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+        texts += ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    found = set()
+    pattern = re.compile(r"^from (graders[\w.]*) import (\([^)]*\)|[^\n]*)", re.M)
+    for text in texts:
+        for module, names in pattern.findall(text):
+            for name in names.strip("()").split("#")[0].split(","):
+                if name.strip():
+                    found.add((module, name.split(" as ")[0].strip()))
+    return found
+
+
+#: Paths written into files that outlive a release: course directories' and student workspaces'
+#: ``nbgrader_config.py``, and JupyterLab's pre-save hook.
+_WRITTEN_PATHS = [("graders.validation", "install"), ("graders.workspace", "before_save"),
+                  ("graders.nbgrader_preprocessors", "RunNothing"),
+                  ("graders.feedback", "FeedbackNotes")]
+
+
+def test_notebooks_import_names_that_exist():
+    import importlib
+
+    pairs = _notebook_imports()
+    assert ("graders.harness", "Harness") in pairs and ("graders.checks", "run_check") in pairs
+    missing = [f"{m}.{n}" for m, n in sorted(pairs | set(_WRITTEN_PATHS))
+               if not hasattr(importlib.import_module(m), n)]
+    assert not missing, f"released notebooks or written configs name what is gone: {missing}"
