@@ -1,5 +1,17 @@
-"""The judge: turn a recorded run into crash states and verdicts. Pure: it runs no student code
-and imports nothing from :mod:`graders.sandbox`.
+"""The judge: turn a recorded run into crash states and verdicts. Pure: it runs no student code,
+reads no files, and imports nothing from the untrusted side (:mod:`graders.inprocess`,
+:mod:`graders.sandbox`), the exercises' checks, nbgrader or the network (a test holds it to that).
+
+From the recording to the crash states: ``recording`` (what a run left the grader), ``trace``
+(strace's lines as operations), ``disk_model``, ``file_operations`` and ``replay_model`` (a
+model of the sandbox's files and what each operation does to it), ``binding`` (which
+operations matter to checkpoint.json), ``moments`` and ``replay`` (every state a kill leaves),
+``power`` (every state a power cut leaves), ``matrix`` (moments grouped into crash points).
+
+From a crash state to a verdict: ``observation`` (what the checker reads), ``crash_points``,
+``check_state`` and ``crash_check`` (what every check holds and the rules they share),
+``checkpoint_rules`` (one tool call per turn) and ``parallel_check``/``parallel_rules`` (several
+calls in one turn), with their problem codes, ``verdict`` and ``verdicts`` (one per crash point).
 """
 
 from graders.judge.recording import Call, Recording, Snapshot
