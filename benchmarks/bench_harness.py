@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from graders import Harness, Submission  # noqa: E402
 
-REFERENCE = ROOT / "solutions" / "level2_reference.py"
+REFERENCE = ROOT / "solutions" / "02_two_latent_failures.py"
 
 
 def bare_fork(times: int) -> float:

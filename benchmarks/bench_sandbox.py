@@ -35,7 +35,7 @@ from graders.judge.verdicts import judge  # noqa: E402
 from graders.sandbox import record, sandbox_problem  # noqa: E402
 from graders.sandbox.box import _python, find_tools  # noqa: E402
 
-REFERENCE = ROOT / "solutions" / "level2_reference.py"
+REFERENCE = ROOT / "solutions" / "02_two_latent_failures.py"
 PLAIN = """
 import os, sys, tempfile
 sys.path.insert(0, {root!r})
@@ -125,7 +125,7 @@ def bench_crash_states(name: str, source: str, repeat: int) -> None:
 
 def bench_power_cut(name: str, source: str, repeat: int) -> None:
     """2. Level 3's power-cut states of one recorded run against its kill matrix."""
-    level3 = (ROOT / "solutions" / "level3_reference.py").read_text()
+    level3 = (ROOT / "solutions" / "03_power_cut.py").read_text()
     loop = source[source.index("def run_agent"):]
     scenario = load_scenario(name)
     rec = record(level3 + "\n\n" + loop, scenario)
@@ -142,7 +142,7 @@ def bench_sandbox_start(source: str, repeat: int) -> None:
     bare = median_time(lambda: subprocess.run(["/usr/bin/true"], check=True), repeat * 3)
     boxed_cmd = sandbox_start_command()
     boxed = median_time(lambda: subprocess.run(boxed_cmd, check=True), repeat * 3)
-    level1 = (ROOT / "solutions" / "level1_reference.py").read_text()
+    level1 = (ROOT / "solutions" / "01_incomplete_checkpoint.py").read_text()
     level2 = source
 
     def whole():

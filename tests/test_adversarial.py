@@ -1,6 +1,7 @@
 """The adversarial catalog, graded one submission at a time with ``grade_submission``.
 
-``tests/fixtures/adversarial/`` holds submissions written to get a grade they do not deserve
+``tests/fixtures/02_two_latent_failures/adversarial/`` holds submissions written to get a grade
+they do not deserve
 (``cheat_*``), plausible wrong fixes (``fails_*``) and unusual correct fixes (``passes_*``); each
 file's docstring says what it does and why it must get what ``expected.json`` says, check by
 check, for the four Level 2 checks.
@@ -31,7 +32,7 @@ pytestmark = pytest.mark.sandbox
 __all__ = ["CATALOG", "EXPECTED", "CHECK_IDS", "LEVEL2", "tools_problem", "require_tools",
            "contained", "grading_env"]
 
-CATALOG = ROOT / "tests" / "fixtures" / "adversarial"
+CATALOG = ROOT / "tests" / "fixtures" / "02_two_latent_failures" / "adversarial"
 EXPECTED: dict[str, dict[str, bool]] = json.loads((CATALOG / "expected.json").read_text())
 CHECK_IDS = ("l2_atomic_save", "l2_save_point_a", "l2_atomic_save_hidden",
              "l2_save_point_a_hidden")

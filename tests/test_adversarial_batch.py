@@ -1,7 +1,8 @@
 """The whole adversarial catalog in ONE real nbgrader batch, and the harm it may not do.
 
 A fresh course is built; the reference, the starter and every file of
-``tests/fixtures/adversarial/`` hand in the Level 2 notebook as one student each (the file's code
+``tests/fixtures/02_two_latent_failures/adversarial/`` hand in the Level 2 notebook as one
+student each (the file's code
 in the answer cells); ``checkpoint-lab grade`` grades them all at once. Then:
 
 - every student's scores in the gradebook are what ``expected.json`` says (the reference full

@@ -478,7 +478,7 @@ def test_lesson_2_runs_and_its_crash_timeline_shows_what_is_on_disk(page, lab):
 
 def _reference_cells() -> dict[str, str]:
     """The reference fix split the way the answer cells split it: the save, then the loop."""
-    source = (ROOT / "solutions" / "level2_reference.py").read_text()
+    source = (ROOT / "solutions" / "02_two_latent_failures.py").read_text()
     lines = source.splitlines()
     module = ast.parse(source)
     loop = next(n for n in module.body
@@ -534,7 +534,7 @@ def test_level_2_exercise_fails_as_released_passes_with_the_fix_and_validates(pa
 
     for grade_id, code in _reference_cells().items():
         set_cell_source(page, answer_cell[grade_id], code)
-    written = (ROOT / "solutions" / "level2_written_answers.md").read_text()
+    written = (ROOT / "solutions" / "02_two_latent_failures.written_answers.md").read_text()
     set_cell_source(page, answer_cell["l2_name_the_failures"], written.split("\n## ", 1)[1])
     run_all(page)
     assert error_outputs(page) == []

@@ -28,7 +28,7 @@ RESULTS = SC.tool_results
 def reference_saves() -> list[dict]:
     """Every state the reference loop saves on incident-triage, in order."""
     spec = importlib.util.spec_from_file_location(
-        "level4_reference", ROOT / "solutions" / "level4_reference.py")
+        "level4_reference", ROOT / "solutions" / "04_parallel_tool_calls.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     saves: list[dict] = []

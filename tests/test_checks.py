@@ -22,18 +22,20 @@ from graders.checks import (
 from tests.conftest import ROOT
 
 L1, L2, L3 = "01_incomplete_checkpoint", "02_two_latent_failures", "03_power_cut"
-SUBMISSIONS = ROOT / "tests" / "fixtures" / "submissions"
-LEVEL2_REFERENCE = ROOT / "solutions" / "level2_reference.py"
-LEVEL2_STARTER = SUBMISSIONS / "starter_fails_all.py"
-LEVEL1_REFERENCE = ROOT / "solutions" / "level1_reference.py"
-LEVEL1_STARTER = SUBMISSIONS / "level1_starter.py"
-LEVEL3_REFERENCE = ROOT / "solutions" / "level3_reference.py"
-LEVEL3_STARTER = SUBMISSIONS / "level3_starter_fails_all.py"
+FIXTURES = ROOT / "tests" / "fixtures"
+SUBMISSIONS = FIXTURES / "02_two_latent_failures"
+L1_FIXTURES = FIXTURES / "01_incomplete_checkpoint"
+LEVEL2_REFERENCE = ROOT / "solutions" / "02_two_latent_failures.py"
+LEVEL2_STARTER = SUBMISSIONS / "starter.py"
+LEVEL1_REFERENCE = ROOT / "solutions" / "01_incomplete_checkpoint.py"
+LEVEL1_STARTER = L1_FIXTURES / "starter.py"
+LEVEL3_REFERENCE = ROOT / "solutions" / "03_power_cut.py"
+LEVEL3_STARTER = FIXTURES / "03_power_cut" / "starter.py"
 L3_CELL = "# --- answer cell l3_save_checkpoint ---\n"
 L4 = "04_parallel_tool_calls"
 L4_CELL = "# --- answer cell l4_run_agent ---\n"
-LEVEL4_REFERENCE = ROOT / "solutions" / "level4_reference.py"
-LEVEL4_STARTER = SUBMISSIONS / "level4_starter_fails_all.py"
+LEVEL4_REFERENCE = ROOT / "solutions" / "04_parallel_tool_calls.py"
+LEVEL4_STARTER = FIXTURES / "04_parallel_tool_calls" / "starter.py"
 FIX_CHECKS = [c.id for c in CHECKS.values()]
 ATOMIC = {"l2_atomic_save", "l2_atomic_save_hidden"}
 SAVE_POINT_A = {"l2_save_point_a", "l2_save_point_a_hidden"}
@@ -130,7 +132,7 @@ def test_reference_passes_say_what_was_done(reference_results):
 # -- partial credit: the known submissions ------------------------------------------------------
 
 EXPECTED = {
-    "starter_fails_all.py": set(),
+    "starter.py": set(),
     "no_save_point_a.py": ATOMIC,
     "in_place_write.py": SAVE_POINT_A,
     "copy_over.py": SAVE_POINT_A,
@@ -276,14 +278,14 @@ def test_level1_reference_save_passes_and_the_starter_save_names_what_is_lacking
 
 
 @pytest.mark.parametrize("name, expected", [
-    ("level1_whole_state.py", None),
-    ("level1_pending_always_none.py", ["killed while tool 2 ran", "pendingToolUse is null"]),
-    ("level1_turns_as_text.py", ['turns is "2"', "expected a whole number"]),
-    ("level1_fixed_values.py", ["tokensUsed is 0, the loop held"]),
-    ("level1_wrong_file.py", ["there was no checkpoint.json"]),
+    ("passes_whole_state.py", None),
+    ("fails_pending_always_none.py", ["killed while tool 2 ran", "pendingToolUse is null"]),
+    ("fails_turns_as_text.py", ['turns is "2"', "expected a whole number"]),
+    ("fails_fixed_values.py", ["tokensUsed is 0, the loop held"]),
+    ("fails_wrong_file.py", ["there was no checkpoint.json"]),
 ], ids=lambda v: v if isinstance(v, str) else "")
 def test_level1_saves(name, expected):
-    result = level1(save=(SUBMISSIONS / name).read_text())["l1_saves_all_six"]
+    result = level1(save=(L1_FIXTURES / name).read_text())["l1_saves_all_six"]
     if expected is None:
         assert result.passed, result.message
         return

@@ -172,7 +172,7 @@ def test_a_fix_of_one_failure_still_exits_1_and_says_which(tmp_path):
     name = "02_two_latent_failures"
     path = with_reference(name, released(name, tmp_path), tmp_path)
     nb = nbformat.read(path, as_version=4)
-    starter = (ROOT / "tests" / "fixtures" / "submissions" / "starter_fails_all.py").read_text()
+    starter = (ROOT / "tests" / "fixtures" / "02_two_latent_failures" / "starter.py").read_text()
     for cell in nb.cells:
         if cell.metadata.get("nbgrader", {}).get("grade_id") == "l2_save_checkpoint":
             cell.source = "import json\n\n" + starter[starter.index("def save_checkpoint"):

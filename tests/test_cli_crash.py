@@ -11,8 +11,8 @@ import pytest
 from graders.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = str(ROOT / "solutions" / "level2_reference.py")
-STARTER = str(ROOT / "tests" / "fixtures" / "submissions" / "starter_fails_all.py")
+REFERENCE = str(ROOT / "solutions" / "02_two_latent_failures.py")
+STARTER = str(ROOT / "tests" / "fixtures" / "02_two_latent_failures" / "starter.py")
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the crash harness needs fork")
 

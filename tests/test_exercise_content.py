@@ -178,11 +178,12 @@ def test_level1_loop_is_built_from_the_reference_loop():
 
     built = build_source_notebook(AUTHORED["01_incomplete_checkpoint"])
     loop = next(c for c in built.cells if meta(c).get("grade_id") == "l1_loop")
-    text = (ROOT / "solutions" / "level2_reference.py").read_text()
+    text = (ROOT / "solutions" / "02_two_latent_failures.py").read_text()
     reference = next(n for n in ast.parse(text).body
                      if isinstance(n, ast.FunctionDef) and n.name == "run_agent")
     assert loop.source == ast.get_source_segment(text, reference), (
-        "the Level 1 notebook's loop must be solutions/level2_reference.py's run_agent, which "
+        "the Level 1 notebook's loop must be solutions/02_two_latent_failures.py's run_agent, "
+        "which "
         "grading runs the student's save with")
     assert "checkpoint_lab" not in loop.metadata
 
@@ -302,11 +303,12 @@ def test_level1_does_not_print_the_six_fields_above_the_question():
 def test_the_walkthrough_shows_the_starter_beside_the_reference_as_they_are():
     from graders.teaching.variants import starter_reference_diff
 
-    text = (ROOT / "solutions" / "level2_walkthrough.md").read_text()
+    text = (ROOT / "solutions" / "02_two_latent_failures.walkthrough.md").read_text()
     blocks = re.findall(r"^```diff\n(.*?)\n```$", text, re.S | re.M)
     assert blocks == [starter_reference_diff("save_checkpoint").rstrip("\n"),
                       starter_reference_diff("run_agent").rstrip("\n")], (
-        "solutions/level2_walkthrough.md is out of date with the starter or the reference: "
+        "solutions/02_two_latent_failures.walkthrough.md is out of date with the starter or the "
+        "reference: "
         "regenerate its diff blocks from graders.teaching.variants.starter_reference_diff")
     lessons = "\n".join(p.read_text() for p in (ROOT / "lessons").glob("*.py"))
     assert "starter_reference_diff" not in lessons and "toggle_diff" not in lessons

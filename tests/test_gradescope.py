@@ -87,8 +87,8 @@ WRITTEN = {"l1_where_resume_falls_over": 5, "l2_name_the_failures": 4}
 #: from the autograder if it can see it (then it would score).
 FORGE = '''
 import os as _os
-if _os.path.exists("/autograder/source/checkpoint-lab/solutions/level2_reference.py"):
-    exec(open("/autograder/source/checkpoint-lab/solutions/level2_reference.py").read())
+if _os.path.exists("/autograder/source/checkpoint-lab/solutions/02_two_latent_failures.py"):
+    exec(open("/autograder/source/checkpoint-lab/solutions/02_two_latent_failures.py").read())
 import json as _json
 for _path in ("/autograder/results/results.json", "/autograder/source/checkpoint_lab_course.json"):
     try:
@@ -201,7 +201,7 @@ def test_the_zip_is_in_gradescopes_format(autograder_zip):
         constraints = archive.read("checkpoint-lab/constraints.txt").decode()
     assert {"setup.sh", "run_autograder", "checkpoint-lab/pyproject.toml",
             "checkpoint-lab/graders/gradescope/results.py",
-            "checkpoint-lab/solutions/level2_reference.py",
+            "checkpoint-lab/solutions/02_two_latent_failures.py",
             "checkpoint-lab/fake_llm/scenarios/support-tickets.json"} <= names
     assert not [n for n in names if "__pycache__" in n]
     assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111

@@ -10,7 +10,7 @@ from graders.cli import main
 from graders.sandbox.engine import SELF_CHECK_NOTE
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = (ROOT / "solutions" / "level2_reference.py").read_text()
+REFERENCE = (ROOT / "solutions" / "02_two_latent_failures.py").read_text()
 
 
 def no_bwrap(monkeypatch):
@@ -45,7 +45,8 @@ def test_a_self_check_without_a_sandbox_runs_in_process_and_says_so(monkeypatch)
     from graders.checks import evaluate_check
 
     namespace: dict = {"__name__": "__main__"}
-    exec(compile(REFERENCE, str(ROOT / "solutions" / "level2_reference.py"), "exec"), namespace)
+    where = str(ROOT / "solutions" / "02_two_latent_failures.py")
+    exec(compile(REFERENCE, where, "exec"), namespace)
     result = evaluate_check("l2_atomic_save", namespace)
     assert result.passed, result.message
     assert result.message.startswith(SELF_CHECK_NOTE)

@@ -26,10 +26,10 @@ from graders import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = ROOT / "tests" / "fixtures" / "submissions"
-REFERENCE = Submission.from_file(ROOT / "solutions" / "level2_reference.py")
-STARTER = Submission.from_file(FIXTURES / "starter_fails_all.py")
-STARTER_SOURCE = (FIXTURES / "starter_fails_all.py").read_text()
+FIXTURES = ROOT / "tests" / "fixtures" / "02_two_latent_failures"
+REFERENCE = Submission.from_file(ROOT / "solutions" / "02_two_latent_failures.py")
+STARTER = Submission.from_file(FIXTURES / "starter.py")
+STARTER_SOURCE = (FIXTURES / "starter.py").read_text()
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the crash harness needs fork")
 
@@ -339,11 +339,11 @@ def _load_functions(path: Path) -> dict:
 
 
 def test_in_process_mode_forks_from_this_process_and_agrees_with_the_runner():
-    ref = _load_functions(ROOT / "solutions" / "level2_reference.py")
+    ref = _load_functions(ROOT / "solutions" / "02_two_latent_failures.py")
     verdicts = run_matrix(Submission.from_functions(ref["run_agent"], ref["save_checkpoint"]),
                           "support-tickets")
     assert verdicts and all(v.passed for v in verdicts)
-    starter = _load_functions(FIXTURES / "starter_fails_all.py")
+    starter = _load_functions(FIXTURES / "starter.py")
     in_process = run_matrix(
         Submission.from_functions(starter["run_agent"], starter["save_checkpoint"]),
         "support-tickets")

@@ -20,7 +20,6 @@ from graders.sandbox import sandbox_problem
 from tests.test_judge import hx, marker, openat, rename, write
 
 ROOT = Path(__file__).resolve().parents[1]
-SUBMISSIONS = ROOT / "tests" / "fixtures" / "submissions"
 L3 = "03_power_cut"
 SAVE = json.dumps({"turns": 1}).encode()
 
@@ -79,14 +78,14 @@ if sandbox_problem() and os.environ.get("CI") == "true":
     raise RuntimeError(f"CI needs the sandbox: {sandbox_problem()}")
 
 FIXTURES = {
-    "solutions/level3_reference.py": {"file_synced", "directory_synced"},
-    "tests/fixtures/submissions/level3_passes_fdatasync_pathlib.py": {"file_synced",
+    "solutions/03_power_cut.py": {"file_synced", "directory_synced"},
+    "tests/fixtures/03_power_cut/passes_fdatasync_pathlib.py": {"file_synced",
                                                                      "directory_synced"},
-    "tests/fixtures/submissions/level3_starter_fails_all.py": set(),
-    "tests/fixtures/submissions/level3_fails_directory_file_only.py": {"file_synced"},
-    "tests/fixtures/submissions/level3_fails_directory_synced_before_rename.py": {"file_synced"},
-    "tests/fixtures/submissions/level3_fails_file_directory_only.py": {"directory_synced"},
-    "tests/fixtures/submissions/level3_fails_file_synced_after_rename.py": {"directory_synced"},
+    "tests/fixtures/03_power_cut/starter.py": set(),
+    "tests/fixtures/03_power_cut/fails_directory_file_only.py": {"file_synced"},
+    "tests/fixtures/03_power_cut/fails_directory_synced_before_rename.py": {"file_synced"},
+    "tests/fixtures/03_power_cut/fails_file_directory_only.py": {"directory_synced"},
+    "tests/fixtures/03_power_cut/fails_file_synced_after_rename.py": {"directory_synced"},
 }
 
 
@@ -110,7 +109,7 @@ def test_each_fixture_earns_what_its_name_says(path):
 @needs_sandbox
 @pytest.mark.sandbox
 def test_the_messages_name_the_state_and_what_resume_runs_into():
-    starter = level3("tests/fixtures/submissions/level3_starter_fails_all.py",
+    starter = level3("tests/fixtures/03_power_cut/starter.py",
                      include_hidden=False)
     data = starter["l3_file_synced"].message
     assert "checkpoint.json could be empty" in data and "before the bytes" in data
@@ -118,7 +117,7 @@ def test_the_messages_name_the_state_and_what_resume_runs_into():
     rename_msg = starter["l3_directory_synced"].message
     assert "the rename itself may never have reached the disk" in rename_msg
     assert "run it again" in rename_msg
-    early = level3("tests/fixtures/submissions/level3_fails_directory_synced_before_rename.py",
+    early = level3("tests/fixtures/03_power_cut/fails_directory_synced_before_rename.py",
                    include_hidden=False)["l3_directory_synced"].message
     assert "fsynced before the rename" in early
     for message in (data, rename_msg, early):

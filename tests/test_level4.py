@@ -1,6 +1,6 @@
 """Level 4, several tool calls in one turn: the checks graded through the sandbox, as grading does.
 
-Each fixture in tests/fixtures/submissions/level4_*.py is a whole submission (the given save and
+Each fixture in tests/fixtures/04_parallel_tool_calls/ is a whole submission (the given save and
 a run_agent); it must earn exactly what its name says, the hidden checks (release-audit) must
 agree with their visible twins (incident-triage), and each fix of the starter earns its own check.
 """
@@ -17,25 +17,25 @@ from graders.checks import CHECKS, NOTEBOOKS, grade_submission
 from graders.sandbox import sandbox_problem
 
 ROOT = Path(__file__).resolve().parents[1]
-SUBMISSIONS = ROOT / "tests" / "fixtures" / "submissions"
+SUBMISSIONS = ROOT / "tests" / "fixtures" / "04_parallel_tool_calls"
 L4 = "04_parallel_tool_calls"
 ALL = {"no_call_lost", "results_kept", "one_result_message"}
 
 #: What each submission passes (check ids without ``l4_`` and ``_hidden``).
 FIXTURES = {
-    "solutions/level4_reference.py": ALL,
-    "tests/fixtures/submissions/level4_passes_all.py": ALL,
-    "tests/fixtures/submissions/level4_starter_fails_all.py": set(),
-    "tests/fixtures/submissions/level4_pending_single_not_list.py": {"one_result_message"},
-    "tests/fixtures/submissions/level4_results_lost_on_crash.py": {"no_call_lost",
+    "solutions/04_parallel_tool_calls.py": ALL,
+    "tests/fixtures/04_parallel_tool_calls/passes_all.py": ALL,
+    "tests/fixtures/04_parallel_tool_calls/starter.py": set(),
+    "tests/fixtures/04_parallel_tool_calls/pending_single_not_list.py": {"one_result_message"},
+    "tests/fixtures/04_parallel_tool_calls/results_lost_on_crash.py": {"no_call_lost",
                                                                    "one_result_message"},
-    "tests/fixtures/submissions/level4_pending_after_first_tool.py": {"results_kept",
+    "tests/fixtures/04_parallel_tool_calls/pending_after_first_tool.py": {"results_kept",
                                                                       "one_result_message"},
-    "tests/fixtures/submissions/level4_pending_never_reset.py": {"results_kept",
+    "tests/fixtures/04_parallel_tool_calls/pending_never_reset.py": {"results_kept",
                                                                  "one_result_message"},
-    "tests/fixtures/submissions/level4_results_split_across_messages.py": {"no_call_lost",
+    "tests/fixtures/04_parallel_tool_calls/results_split_across_messages.py": {"no_call_lost",
                                                                            "results_kept"},
-    "tests/fixtures/submissions/level4_results_out_of_order.py": {"no_call_lost",
+    "tests/fixtures/04_parallel_tool_calls/results_out_of_order.py": {"no_call_lost",
                                                                   "results_kept"},
 }
 
@@ -57,7 +57,7 @@ def passed(results) -> set[str]:
 
 
 def test_every_level4_fixture_is_listed():
-    on_disk = {f"tests/fixtures/submissions/{p.name}" for p in SUBMISSIONS.glob("level4_*.py")}
+    on_disk = {f"tests/fixtures/04_parallel_tool_calls/{p.name}" for p in SUBMISSIONS.glob("*.py")}
     assert on_disk == {p for p in FIXTURES if p.startswith("tests/")}
 
 
@@ -83,8 +83,8 @@ def test_each_fixture_earns_what_its_name_says(path):
 @needs_sandbox
 @pytest.mark.sandbox
 def test_both_directions_for_each_check_reference_passes_starter_fails():
-    reference = level4("solutions/level4_reference.py")
-    starter = level4("tests/fixtures/submissions/level4_starter_fails_all.py")
+    reference = level4("solutions/04_parallel_tool_calls.py")
+    starter = level4("tests/fixtures/04_parallel_tool_calls/starter.py")
     for cid in reference:
         assert reference[cid].passed and reference[cid].points_earned == CHECKS[cid].points
         assert not starter[cid].passed and starter[cid].points_earned == 0
@@ -97,10 +97,10 @@ def test_both_directions_for_each_check_reference_passes_starter_fails():
 def test_each_fix_of_the_starter_earns_its_own_check():
     """Starter -> every block, one message (pending still one call) -> pending a list ->
     results kept: each step adds exactly one check's points."""
-    steps = ["tests/fixtures/submissions/level4_starter_fails_all.py",
-             "tests/fixtures/submissions/level4_pending_single_not_list.py",
-             "tests/fixtures/submissions/level4_results_lost_on_crash.py",
-             "solutions/level4_reference.py"]
+    steps = ["tests/fixtures/04_parallel_tool_calls/starter.py",
+             "tests/fixtures/04_parallel_tool_calls/pending_single_not_list.py",
+             "tests/fixtures/04_parallel_tool_calls/results_lost_on_crash.py",
+             "solutions/04_parallel_tool_calls.py"]
     earned = [sum(r.points_earned for r in level4(step).values()) for step in steps]
     gained = [passed(level4(b)) - passed(level4(a)) for a, b in zip(steps, steps[1:],
                                                                     strict=False)]
@@ -111,14 +111,14 @@ def test_each_fix_of_the_starter_earns_its_own_check():
 @needs_sandbox
 @pytest.mark.sandbox
 def test_the_messages_name_the_moment_and_what_resume_runs_into_never_the_fix():
-    lost = level4("tests/fixtures/submissions/level4_results_lost_on_crash.py",
+    lost = level4("tests/fixtures/04_parallel_tool_calls/results_lost_on_crash.py",
                   include_hidden=False)["l4_results_kept"].message
     assert "At killed_during_tool_2" in lost and "tool 1 (fetch_logs) had returned" in lost
     assert "run tool 1 again" in lost
-    split = level4("tests/fixtures/submissions/level4_results_split_across_messages.py",
+    split = level4("tests/fixtures/04_parallel_tool_calls/results_split_across_messages.py",
                    include_hidden=False)["l4_one_result_message"].message
     assert "tool_results_split" in split and "400" in split
-    single = level4("tests/fixtures/submissions/level4_pending_single_not_list.py",
+    single = level4("tests/fixtures/04_parallel_tool_calls/pending_single_not_list.py",
                     include_hidden=False)["l4_no_call_lost"].message
     assert "one call" in single and "resume reads pendingToolUse as the list" in single
     for message in (lost, split, single):

@@ -21,7 +21,7 @@ from graders.loop import lesson_loop
 from graders.sandbox.engine import grading_problem
 from tests.conftest import ROOT
 
-REFERENCE = ROOT / "solutions" / "level2_reference.py"
+REFERENCE = ROOT / "solutions" / "02_two_latent_failures.py"
 
 
 def _definitions(text: str) -> dict[str, str]:
@@ -74,12 +74,12 @@ def test_the_packages_alone_grade_every_level_with_no_other_file_of_the_reposito
     elsewhere.mkdir()
     solutions = ROOT / "solutions"
     cells = {
-        "01_incomplete_checkpoint": (solutions / "level1_reference.py").read_text(),
+        "01_incomplete_checkpoint": (solutions / "01_incomplete_checkpoint.py").read_text(),
         "02_two_latent_failures": REFERENCE.read_text(),
         "03_power_cut": "# --- answer cell l3_save_checkpoint ---\n"
-                        + (solutions / "level3_reference.py").read_text(),
+                        + (solutions / "03_power_cut.py").read_text(),
         "04_parallel_tool_calls": "# --- answer cell l4_run_agent ---\n"
-                                  + (solutions / "level4_reference.py").read_text(),
+                                  + (solutions / "04_parallel_tool_calls.py").read_text(),
     }
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["PYTHONPATH"] = str(site)

@@ -32,7 +32,7 @@ def _by_id(nb) -> dict:
 
 
 def test_extract_code_takes_names_with_the_imports_and_constants_they_use():
-    code = extract_code("solutions/level2_reference.py:save_checkpoint")
+    code = extract_code("solutions/02_two_latent_failures.py:save_checkpoint")
     assert code.startswith("import json\nimport os\nimport tempfile\n")
     assert 'CHECKPOINT = "checkpoint.json"' in code
     assert "def save_checkpoint(state):" in code and "def run_agent" not in code
@@ -59,7 +59,7 @@ def test_extract_code_keeps_the_order_given_and_narrows_from_imports(tmp_path):
 
 
 @pytest.mark.parametrize("spec, words", [
-    ("solutions/level2_reference.py:no_such_name", "has no top-level no_such_name"),
+    ("solutions/02_two_latent_failures.py:no_such_name", "has no top-level no_such_name"),
     ("solutions/missing.py:x", "no file solutions/missing.py"),
 ])
 def test_extract_code_says_what_is_wrong(spec, words):
@@ -140,7 +140,7 @@ def test_committed_exercises_hold_the_starter_and_no_solution(name):
                and c["cell_type"] == "code"]
     assert answers and all("".join(c["source"]).strip() for c in answers)
     if name.startswith("02"):
-        starter = Path(ROOT / "tests/fixtures/submissions/starter_fails_all.py").read_text()
+        starter = Path(ROOT / "tests/fixtures/02_two_latent_failures/starter.py").read_text()
         run_agent = next(c for c in answers
                          if c["metadata"]["nbgrader"]["grade_id"] == "l2_run_agent")
         assert "".join(run_agent["source"]) in starter

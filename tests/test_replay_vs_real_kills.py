@@ -19,8 +19,8 @@ from graders.sandbox.harness import TracedHarness
 from graders.submission import Submission
 
 ROOT = Path(__file__).resolve().parents[1]
-SUBMISSIONS = ROOT / "tests" / "fixtures" / "submissions"
-HONEST = sorted([ROOT / "solutions" / "level2_reference.py",
+SUBMISSIONS = ROOT / "tests" / "fixtures" / "02_two_latent_failures"
+HONEST = sorted([ROOT / "solutions" / "02_two_latent_failures.py",
                  *(p for p in SUBMISSIONS.glob("*.py") if not p.name.startswith("level1_"))])
 
 pytestmark = pytest.mark.sandbox

@@ -18,7 +18,7 @@ from tests.conftest import ROOT
 
 def _reference_module():
     spec = importlib.util.spec_from_file_location(
-        "level2_reference_for_resume_tests", ROOT / "solutions" / "level2_reference.py")
+        "level2_reference_for_resume_tests", ROOT / "solutions" / "02_two_latent_failures.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

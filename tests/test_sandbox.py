@@ -38,7 +38,7 @@ def facts(code: str, timeout: float = 10) -> list[str]:
 def test_the_course_the_checkout_and_the_home_folder_are_not_there():
     seen = facts(f"""
 import os, sys
-paths = [{str(ROOT / 'solutions' / 'level2_reference.py')!r}, {str(ROOT)!r},
+paths = [{str(ROOT / 'solutions' / '02_two_latent_failures.py')!r}, {str(ROOT)!r},
          {str(Path.home())!r} + '/.bash_history', '/home', '/etc/passwd', '/work/main']
 FACTS = [p for p in paths if os.path.exists(p)]
 # the only other things there are the system and the Python that runs the code

@@ -112,10 +112,10 @@ def _namespace(path: Path) -> dict:
 
 
 @pytest.mark.parametrize("notebook, reference, starter", [
-    ("01_incomplete_checkpoint", "solutions/level1_reference.py",
-     "tests/fixtures/submissions/level1_starter.py"),
-    ("02_two_latent_failures", "solutions/level2_reference.py",
-     "tests/fixtures/submissions/starter_fails_all.py"),
+    ("01_incomplete_checkpoint", "solutions/01_incomplete_checkpoint.py",
+     "tests/fixtures/01_incomplete_checkpoint/starter.py"),
+    ("02_two_latent_failures", "solutions/02_two_latent_failures.py",
+     "tests/fixtures/02_two_latent_failures/starter.py"),
 ])
 def test_self_check_runs_the_visible_checks_on_live_code(notebook, reference, starter, tmp_path,
                                                          monkeypatch):

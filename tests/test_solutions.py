@@ -18,8 +18,8 @@ COMMAND = Path(sys.executable).with_name("checkpoint-lab")
 
 
 def shipped(level: str = "") -> list[str]:
-    """The course's solution files of ``level`` (or both), as ``solutions/`` holds them."""
-    return sorted(p.name for p in (ROOT / "solutions").glob(f"level{level}*_*")
+    """The course's solution files of ``level`` (or every level), as ``solutions/`` holds them."""
+    return sorted(p.name for p in (ROOT / "solutions").glob(f"0{level}*_*" if level else "0*_*")
                   if p.suffix in (".py", ".md"))
 
 
@@ -35,7 +35,7 @@ def test_a_fresh_workspace_holds_no_solutions(tmp_path):
     ws = Workspace(tmp_path / "ws", course=ROOT)
     ws.sync()
     assert not (ws.path / "solutions").exists()
-    assert not list(ws.path.rglob("level*_reference.py"))
+    assert not list(ws.path.rglob("0*_*.py")) and not list(ws.path.rglob("*.written_answers.md"))
 
 
 def test_the_command_copies_one_level_into_the_workspace_and_says_where(tmp_path):
@@ -44,20 +44,20 @@ def test_the_command_copies_one_level_into_the_workspace_and_says_where(tmp_path
     result = _run("2", cwd=ROOT, env_workspace=ws)
     assert result.returncode == 0, result.stderr
     copied = sorted(p.name for p in (ws / "solutions").iterdir())
-    assert copied == shipped("2") and "level2_reference.py" in copied
-    assert (ws / "solutions" / "level2_reference.py").read_bytes() == (
-        ROOT / "solutions" / "level2_reference.py").read_bytes()
-    assert str(ws / "solutions") in result.stdout and "level2_reference.py" in result.stdout
+    assert copied == shipped("2") and "02_two_latent_failures.py" in copied
+    assert (ws / "solutions" / "02_two_latent_failures.py").read_bytes() == (
+        ROOT / "solutions" / "02_two_latent_failures.py").read_bytes()
+    assert str(ws / "solutions") in result.stdout and "02_two_latent_failures.py" in result.stdout
 
 
 def test_a_copy_the_student_changed_is_kept(tmp_path):
     ws = tmp_path / "ws"
     (ws / "solutions").mkdir(parents=True)
-    (ws / "solutions" / "level1_reference.py").write_text("# my notes\n")
+    (ws / "solutions" / "01_incomplete_checkpoint.py").write_text("# my notes\n")
     result = _run("--workspace", ws, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert (ws / "solutions" / "level1_reference.py").read_text() == "# my notes\n"
-    assert "level1_reference.py (your copy, kept)" in result.stdout
+    assert (ws / "solutions" / "01_incomplete_checkpoint.py").read_text() == "# my notes\n"
+    assert "01_incomplete_checkpoint.py (your copy, kept)" in result.stdout
     assert sorted(p.name for p in (ws / "solutions").iterdir()) == shipped()
 
 
@@ -78,7 +78,7 @@ def test_the_notebook_helper_copies_and_links_relative_to_the_notebook(tmp_path,
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
     shown = solutions(1)
     assert sorted(p.name for p in (ws / "solutions").iterdir()) == shipped("1")
-    assert 'href="../../solutions/level1_reference.py"' in shown._repr_html_()
+    assert 'href="../../solutions/01_incomplete_checkpoint.py"' in shown._repr_html_()
     assert str(ws / "solutions") in str(shown)
 
 
@@ -90,7 +90,7 @@ def test_nothing_is_copied_in_a_grading_kernel(tmp_path, monkeypatch, capsys):
 
 
 def test_an_unknown_level_is_refused(tmp_path):
-    with pytest.raises(ValueError, match="no level 3"):
-        copy_solutions(tmp_path, 3)
-    result = _run("3", "--workspace", tmp_path, cwd=tmp_path)
+    with pytest.raises(ValueError, match="no level 5"):
+        copy_solutions(tmp_path, 5)
+    result = _run("5", "--workspace", tmp_path, cwd=tmp_path)
     assert result.returncode == 2 and "invalid choice" in result.stderr

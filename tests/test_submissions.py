@@ -8,7 +8,7 @@ import pytest
 
 from graders import Harness, Submission
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "submissions"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "02_two_latent_failures"
 SCENARIOS = ("support-tickets", "long-migration")
 
 pytestmark = pytest.mark.skipif(not hasattr(__import__("os"), "fork"),
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.skipif(not hasattr(__import__("os"), "fork"),
 #: fixture -> (problem codes its failures may carry, the phrase its first failure must say,
 #:             kinds of crash point that must fail)
 WRONG = {
-    "starter_fails_all": ({"in_place_write", "no_save_point_a"},
+    "starter": ({"in_place_write", "no_save_point_a"},
                           "nothing on disk covered the window",
                           {"torn_write", "killed_during_tool"}),
     "no_save_point_a": ({"no_save_point_a"}, "nothing on disk covered the window",
@@ -81,7 +81,7 @@ def test_each_wrong_fixture_fails_and_names_its_own_mistake(matrices, name):
 
 
 def test_the_starter_fails_torn_writes_and_the_tool_window_each_with_its_own_message(matrices):
-    verdicts = matrices("starter_fails_all")["support-tickets"]
+    verdicts = matrices("starter")["support-tickets"]
     by_point = {v.point: v for v in verdicts}
     torn = by_point["torn_write_save_1"]
     assert not torn.passed

@@ -233,7 +233,8 @@ def test_the_middle_loops_behave_like_the_harness_fixtures_of_the_same_mistake(
 
     ours = run_matrix(variant(save_points, write_mode), SCENARIO)
     theirs = run_matrix(
-        Submission.from_file(repo_root / "tests" / "fixtures" / "submissions" / fixture), SCENARIO)
+        Submission.from_file(repo_root / "tests" / "fixtures" / "02_two_latent_failures" / fixture),
+        SCENARIO)
     assert [(v.point, v.passed) for v in ours] == [(v.point, v.passed) for v in theirs]
 
 

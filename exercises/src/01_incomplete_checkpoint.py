@@ -46,14 +46,14 @@
 # A colleague wrote this `save_checkpoint`. It runs, and it writes `checkpoint.json` in the
 # current folder. Run the cell as it is for now: you come back to complete it in part 3.
 
-# %% nbgrader={"grade": false, "grade_id": "l1_save_checkpoint", "locked": false, "schema_version": 3, "solution": true} checkpoint_lab={"solution_from": "solutions/level1_reference.py:save_checkpoint", "starter_from": "tests/fixtures/submissions/level1_starter.py:save_checkpoint"}
+# %% nbgrader={"grade": false, "grade_id": "l1_save_checkpoint", "locked": false, "schema_version": 3, "solution": true} checkpoint_lab={"solution_from": "solutions/01_incomplete_checkpoint.py:save_checkpoint", "starter_from": "tests/fixtures/01_incomplete_checkpoint/starter.py:save_checkpoint"}
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l1_loop_intro", "locked": true, "schema_version": 3, "solution": false}
 # The loop below saves twice per turn: at save point A (a tool has been asked for and has not
 # started) and at save point B (its result has been appended to `messages`). It calls whatever
 # `save_checkpoint` you defined above. Nothing to change here: run it.
 
-# %% nbgrader={"grade": false, "grade_id": "l1_loop", "locked": true, "schema_version": 3, "solution": false} checkpoint_lab={"code_from": "solutions/level2_reference.py:run_agent"}
+# %% nbgrader={"grade": false, "grade_id": "l1_loop", "locked": true, "schema_version": 3, "solution": false} checkpoint_lab={"code_from": "solutions/02_two_latent_failures.py:run_agent"}
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l1_try_it_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## Try it
@@ -132,7 +132,7 @@ try_it()
 # exactly as the checkpoint spells its keys, for example `{"a", "b"}`. Then run the check under
 # it.
 
-# %% nbgrader={"grade": false, "grade_id": "l1_missing_fields_answer", "locked": false, "schema_version": 3, "solution": true} checkpoint_lab={"solution_from": "solutions/level1_reference.py:MISSING_FIELDS", "starter_from": "tests/fixtures/submissions/level1_starter.py:MISSING_FIELDS"}
+# %% nbgrader={"grade": false, "grade_id": "l1_missing_fields_answer", "locked": false, "schema_version": 3, "solution": true} checkpoint_lab={"solution_from": "solutions/01_incomplete_checkpoint.py:MISSING_FIELDS", "starter_from": "tests/fixtures/01_incomplete_checkpoint/starter.py:MISSING_FIELDS"}
 
 # %% nbgrader={"grade": true, "grade_id": "l1_missing_fields", "locked": true, "points": 2, "schema_version": 3, "solution": false}
 # Check: the five missing fields. Run it to see how your answer does.
@@ -152,7 +152,7 @@ run_check("l1_missing_fields", globals())
 # ### BEGIN SOLUTION
 # **Mark scheme** (five points, one per missing field: the answer says where resume falls over
 # without it; naming the five fields is graded automatically by `l1_missing_fields`, do not mark
-# it here; the model answer is `solutions/level1_written_answers.md`).
+# it here; the model answer is `solutions/01_incomplete_checkpoint.written_answers.md`).
 #
 # - [ ] `version`: resume cannot tell which protocol version wrote the file, so once the format
 #   changes it has no basis for refusing a checkpoint it does not understand.
@@ -244,5 +244,5 @@ self_check(globals(), "01_incomplete_checkpoint")
 # Level 2 (`02_two_latent_failures.ipynb`) hands you a whole loop whose checkpoint has all six
 # and still lets a restarted loop down, if the process is killed at the wrong moment.
 #
-# When you have tried everything yourself, `solutions/level1_written_answers.md` holds a model
-# answer for part 2, and `solutions/level1_reference.py` a completed save.
+# When you have tried everything yourself, `solutions/01_incomplete_checkpoint.written_answers.md` holds a model
+# answer for part 2, and `solutions/01_incomplete_checkpoint.py` a completed save.

@@ -44,9 +44,9 @@
 # run: try them first. When you fix them, edit these two cells themselves; keep each function at
 # the top level of its own cell, under the same name.
 
-# %% nbgrader={"grade": false, "grade_id": "l2_save_checkpoint", "locked": false, "schema_version": 3, "solution": true} checkpoint_lab={"solution_from": "solutions/level2_reference.py:CHECKPOINT,save_checkpoint", "starter_from": "tests/fixtures/submissions/starter_fails_all.py:save_checkpoint"}
+# %% nbgrader={"grade": false, "grade_id": "l2_save_checkpoint", "locked": false, "schema_version": 3, "solution": true} checkpoint_lab={"solution_from": "solutions/02_two_latent_failures.py:CHECKPOINT,save_checkpoint", "starter_from": "tests/fixtures/02_two_latent_failures/starter.py:save_checkpoint"}
 
-# %% nbgrader={"grade": false, "grade_id": "l2_run_agent", "locked": false, "schema_version": 3, "solution": true} checkpoint_lab={"solution_from": "solutions/level2_reference.py:run_agent", "starter_from": "tests/fixtures/submissions/starter_fails_all.py:run_agent"}
+# %% nbgrader={"grade": false, "grade_id": "l2_run_agent", "locked": false, "schema_version": 3, "solution": true} checkpoint_lab={"solution_from": "solutions/02_two_latent_failures.py:run_agent", "starter_from": "tests/fixtures/02_two_latent_failures/starter.py:run_agent"}
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l2_try_it_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## Try it
@@ -178,7 +178,7 @@ else:
 # %% [markdown] nbgrader={"grade": true, "grade_id": "l2_name_the_failures", "locked": false, "points": 4, "schema_version": 3, "solution": true}
 # ### BEGIN SOLUTION
 # **Mark scheme** (two points per failure: one for naming it, one for what it leads to; the
-# model answer is `solutions/level2_written_answers.md`).
+# model answer is `solutions/02_two_latent_failures.written_answers.md`).
 #
 # - [ ] First failure: `save_checkpoint` writes `checkpoint.json` itself (an in-place write:
 #   `open("checkpoint.json", "w")` then `json.dump`). Opening it for writing empties the file, so
@@ -266,7 +266,10 @@ self_check(globals(), "02_two_latent_failures")
 #
 # ## Once your checks pass
 #
-# Open the walkthrough, `solutions/level2_walkthrough.md`: it sets your colleague's code beside a
-# fixed version, line by line, and goes past what the checks can see (power cuts and fsync,
-# unique temp names, `os.replace` on Windows). `solutions/level2_written_answers.md` holds a model
-# answer for part 1, and `solutions/level2_reference.py` the fixed code.
+# Copy the solutions into your workspace: in a terminal, `checkpoint-lab solutions 2`, or in a
+# cell, `from graders.workspace.solutions import solutions` and then `solutions(2)`. They land in
+# `solutions/` in JupyterLab's file browser. Open the walkthrough first,
+# `02_two_latent_failures.walkthrough.md`: it sets your colleague's code beside a fixed version,
+# line by line, and goes past what the checks can see (power cuts and fsync, unique temp names,
+# `os.replace` on Windows). `02_two_latent_failures.written_answers.md` holds a model answer for
+# part 1, and `02_two_latent_failures.py` the fixed code.

@@ -44,7 +44,7 @@
 #
 # Edit this cell; keep `save_checkpoint` at its top level, under the same name.
 
-# %% nbgrader={"grade": false, "grade_id": "l3_save_checkpoint", "locked": false, "schema_version": 3, "solution": true} checkpoint_lab={"solution_from": "solutions/level3_reference.py:CHECKPOINT,save_checkpoint", "starter_from": "tests/fixtures/submissions/level3_starter_fails_all.py:CHECKPOINT,save_checkpoint"}
+# %% nbgrader={"grade": false, "grade_id": "l3_save_checkpoint", "locked": false, "schema_version": 3, "solution": true} checkpoint_lab={"solution_from": "solutions/03_power_cut.py:CHECKPOINT,save_checkpoint", "starter_from": "tests/fixtures/03_power_cut/starter.py:CHECKPOINT,save_checkpoint"}
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l3_loop_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## The loop (given, locked)
@@ -52,7 +52,7 @@
 # Level 2's fixed loop: save point A before each tool, save point B after it. It calls your
 # `save_checkpoint`; the grader runs your save with exactly this loop.
 
-# %% nbgrader={"grade": false, "grade_id": "l3_run_agent", "locked": true, "schema_version": 3, "solution": false} checkpoint_lab={"code_from": "solutions/level2_reference.py:run_agent"}
+# %% nbgrader={"grade": false, "grade_id": "l3_run_agent", "locked": true, "schema_version": 3, "solution": false} checkpoint_lab={"code_from": "solutions/02_two_latent_failures.py:run_agent"}
 
 # %% nbgrader={"grade": false, "grade_id": "l3_hints", "locked": true, "schema_version": 3, "solution": false}
 from graders.hints import Hints
@@ -101,7 +101,7 @@ run_check("l3_directory_synced_hidden", globals())
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "l3_why_two_fsyncs", "locked": false, "points": 3, "schema_version": 3, "solution": true}
 # ### BEGIN SOLUTION
-# **Mark scheme** (one point each; the model answer is `solutions/level3_written_answers.md`).
+# **Mark scheme** (one point each; the model answer is `solutions/03_power_cut.written_answers.md`).
 #
 # - [ ] The file's sync before the rename: otherwise the rename can reach the disk before the
 #   bytes, and `checkpoint.json` is empty or half written after the power cut (resume fails on

@@ -61,14 +61,14 @@
 # Level 2's atomic save: a temp file in the checkpoint's folder, then `os.replace`. Your loop
 # calls it.
 
-# %% nbgrader={"grade": false, "grade_id": "l4_save_checkpoint", "locked": true, "schema_version": 3, "solution": false} checkpoint_lab={"code_from": "solutions/level2_reference.py:CHECKPOINT,save_checkpoint"}
+# %% nbgrader={"grade": false, "grade_id": "l4_save_checkpoint", "locked": true, "schema_version": 3, "solution": false} checkpoint_lab={"code_from": "solutions/02_two_latent_failures.py:CHECKPOINT,save_checkpoint"}
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l4_code_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## Your loop
 #
 # Edit this cell; keep `run_agent` at its top level, under the same name and arguments.
 
-# %% nbgrader={"grade": false, "grade_id": "l4_run_agent", "locked": false, "schema_version": 3, "solution": true} checkpoint_lab={"solution_from": "solutions/level4_reference.py:run_agent", "starter_from": "solutions/level2_reference.py:run_agent"}
+# %% nbgrader={"grade": false, "grade_id": "l4_run_agent", "locked": false, "schema_version": 3, "solution": true} checkpoint_lab={"solution_from": "solutions/04_parallel_tool_calls.py:run_agent", "starter_from": "solutions/02_two_latent_failures.py:run_agent"}
 
 # %% nbgrader={"grade": false, "grade_id": "l4_hints", "locked": true, "schema_version": 3, "solution": false}
 from graders.hints import Hints
@@ -132,7 +132,7 @@ run_check("l4_one_result_message_hidden", globals())
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "l4_why_keep_results", "locked": false, "points": 3, "schema_version": 3, "solution": true}
 # ### BEGIN SOLUTION
-# **Mark scheme** (one point each; the model answer is `solutions/level4_written_answers.md`).
+# **Mark scheme** (one point each; the model answer is `solutions/04_parallel_tool_calls.written_answers.md`).
 #
 # - [ ] What is on disk and what resume does: the three calls listed in `pendingToolUse`, tools
 #   1 and 2 with their results: resume reuses those two results without running the tools

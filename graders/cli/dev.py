@@ -5,12 +5,13 @@ makes; the reference passes every check; the starter, as released, fails every c
 fixture gets the outcome its name says. One line per exercise, then the mismatches; exit status
 1 on any.
 
-Fixture names say their outcome: ``passes_*`` pass every check of their exercise;
-``*fails_all*`` and ``cheat_*`` fail every one; ``fails_atomic_*`` fail the atomic-save checks,
-``fails_save_point_a_*`` the save-point checks, ``level3_fails_file_*`` / ``level3_fails_
-directory_*`` the Level 3 check of that name and pass the other; any other name fails at least
-one check. ``tests/fixtures/adversarial/expected.json`` says exactly, check by check, where it
-has an entry.
+An exercise's fixtures are ``tests/fixtures/<exercise>/*.py`` (and, for Level 2, the adversarial
+catalog in ``adversarial/``); Level 1's are ``save_checkpoint`` cells, judged by the check that
+runs that cell. Their names say their outcome: ``passes_*`` pass every check; ``starter``,
+``*fails_all*`` and ``cheat_*`` fail every one; ``fails_atomic_*`` / ``fails_save_point_a_*``
+(Level 2) and ``fails_file_*`` / ``fails_directory_*`` (Level 3) fail the checks of that name and
+pass the others; any other name fails at least one check. ``adversarial/expected.json`` says
+exactly, check by check, where it has an entry.
 """
 
 from __future__ import annotations
@@ -18,10 +19,9 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import json
-import re
 from pathlib import Path
 
-__all__ = ["add_arguments", "run", "expected_outcome", "fixtures_of"]
+__all__ = ["add_arguments", "run", "expected_outcome", "fixtures_of", "judged_checks"]
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -35,32 +35,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def fixtures_of(notebook: str) -> list[Path]:
-    """The fixture submissions of ``notebook``, found by their names."""
-    level = int(notebook[:2])
-    subs = sorted((FIXTURES / "submissions").glob("*.py"))
-    if level == 2:
-        found = [p for p in subs if not re.match(r"level\d_", p.name)]
-        found += sorted((FIXTURES / "adversarial").glob("*.py"))
-        return found
-    if level == 1:
-        return []  # Level 1's fixtures are a cell each, graded by tests/test_checks.py
-    return [p for p in subs if p.name.startswith(f"level{level}_")]
+    """The fixture submissions of ``notebook``: its folder, named as the exercise."""
+    folder = FIXTURES / notebook
+    return sorted(folder.glob("*.py")) + sorted((folder / "adversarial").glob("*.py"))
 
 
-def _adversarial() -> dict:
-    path = FIXTURES / "adversarial" / "expected.json"
-    return json.loads(path.read_text()) if path.exists() else {}
+def judged_checks(notebook: str, check_ids: list[str]) -> list[str]:
+    """The checks a fixture of ``notebook`` is judged on (Level 1's fixtures are a save cell)."""
+    if notebook.startswith("01"):
+        return [c for c in check_ids if c == "l1_saves_all_six"]
+    return list(check_ids)
+
+
+def _adversarial(path: Path) -> dict:
+    table = path.parent / "expected.json"
+    return json.loads(table.read_text()) if table.exists() else {}
 
 
 def expected_outcome(path: Path, check_ids: list[str]) -> dict[str, bool] | str:
     """check id -> must pass, or ``"some_fail"`` when the name only says something fails."""
-    table = _adversarial()
-    if path.parent.name == "adversarial" and path.stem in table:
+    table = _adversarial(path) if path.parent.name == "adversarial" else {}
+    if path.stem in table:
         return {c: bool(table[path.stem].get(c)) for c in check_ids if c in table[path.stem]}
-    name = path.stem.removeprefix("level3_").removeprefix("level4_")
+    name = path.stem
     if name.startswith("passes_"):
         return dict.fromkeys(check_ids, True)
-    if "fails_all" in name or name.startswith("cheat_"):
+    if name == "starter" or "fails_all" in name or name.startswith("cheat_"):
         return dict.fromkeys(check_ids, False)
     for prefix, part in (("fails_atomic_", "atomic_save"), ("fails_save_point_a_", "save_point_a"),
                          ("fails_file_", "file_synced"), ("fails_directory_", "directory_synced")):
@@ -71,9 +71,8 @@ def expected_outcome(path: Path, check_ids: list[str]) -> dict[str, bool] | str:
 
 def _source(path: Path, notebook: str) -> str:
     text = path.read_text(encoding="utf-8")
-    if notebook.startswith("03"):
-        return f"# --- answer cell l3_save_checkpoint ---\n{text}"
-    return text
+    cell = {"01": "l1_save_checkpoint", "03": "l3_save_checkpoint"}.get(notebook[:2])
+    return f"# --- answer cell {cell} ---\n{text}" if cell else text
 
 
 def _release_and_reference(notebook: str):
@@ -109,12 +108,13 @@ def _check_exercise(notebook: str, jobs: int, stale: list[str]) -> tuple[str, li
     def grade(path: Path):
         return path, grade_submission(_source(path, notebook), notebook)
 
+    judged = judged_checks(notebook, ids)
     mismatched = 0
     with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
         for path, results in pool.map(grade, fixtures):
-            want = expected_outcome(path, ids)
+            want = expected_outcome(path, judged)
             if want == "some_fail":
-                if all(r.passed for r in results.values()):
+                if all(results[c].passed for c in judged):
                     problems.append(f"{path.name}: passes every check, but its name says "
                                     "something fails")
                     mismatched += 1

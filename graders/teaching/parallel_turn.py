@@ -1,10 +1,11 @@
 """Lesson 04's view of one turn with several tool calls: every moment of the turn, what
 ``checkpoint.json`` holds then, and what resume would do if the process were killed there.
 
-The moments come from a real run of Level 4's reference loop (``solutions/level4_reference.py``)
-on a ``fake_llm`` scenario with several calls per turn, in memory: the saves are the states the
-loop really passed to ``save_checkpoint``. Shown as a table (:func:`turn_table`, HTML in
-JupyterLab, text elsewhere) or as a slider over the moments (:func:`show_turn`).
+The moments come from a real run of Level 4's reference loop
+(``solutions/04_parallel_tool_calls.py``) on a ``fake_llm`` scenario with several calls per turn,
+in memory: the saves are the states the loop really passed to ``save_checkpoint``. Shown as a
+table (:func:`turn_table`, HTML in JupyterLab, text elsewhere) or as a slider over the moments
+(:func:`show_turn`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from graders.teaching._fallback import TextFallback
 
 __all__ = ["TurnMoment", "turn_moments", "turn_table", "show_turn", "TurnView"]
 
-_REFERENCE = Path(__file__).resolve().parents[2] / "solutions" / "level4_reference.py"
+_REFERENCE = Path(__file__).resolve().parents[2] / "solutions" / "04_parallel_tool_calls.py"
 
 
 @dataclass(frozen=True)

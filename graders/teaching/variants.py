@@ -12,7 +12,7 @@ One loop, `LESSON_LOOP`, written once, and two toggles, each changing only what 
   `ATOMIC_SAVE`.
 
 `starter_reference_diff` is the one place the starter and the reference meet: the walkthrough a
-student opens after the exercise (``solutions/level2_walkthrough.md``) shows it.
+student opens after the exercise (``solutions/02_two_latent_failures.walkthrough.md``) shows it.
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ WRITE_MODES = ("in place", "temp + rename")
 
 #: The exercise's two files, relative to the course's top folder (used only by the walkthrough).
 SOURCES = {
-    "starter": "tests/fixtures/submissions/starter_fails_all.py",
-    "reference": "solutions/level2_reference.py",
+    "starter": "tests/fixtures/02_two_latent_failures/starter.py",
+    "reference": "solutions/02_two_latent_failures.py",
 }
 
 _ROOT = Path(__file__).resolve().parents[2]
@@ -242,7 +242,8 @@ def _without_docstring(source: str) -> list[str]:
 def starter_reference_diff(function: str) -> str:
     """What the reference changes in the starter's ``function``, as a unified diff.
 
-    For the walkthrough after the exercise (``solutions/level2_walkthrough.md``), never a lesson.
+    For the walkthrough after the exercise (``solutions/02_two_latent_failures.walkthrough.md``),
+    never a lesson.
     """
     if function not in ("run_agent", "save_checkpoint"):
         raise VariantError(f"the exercise's functions are run_agent and save_checkpoint, not "

@@ -22,6 +22,9 @@ from pathlib import Path
 
 __all__ = ["Copied", "add_arguments", "copy_solutions", "run", "solution_files", "solutions"]
 
+#: The exercises' levels; each has ``solutions/NN_<exercise>.py`` and its written answers.
+LEVELS = (1, 2, 3, 4)
+
 
 @dataclass
 class Copied:
@@ -38,23 +41,25 @@ class Copied:
 
 
 def solution_files(level: int | None = None) -> list[Path]:
-    """The course's solution files (``levelN_*``), of one level or of both."""
+    """The course's solution files (``NN_<exercise>.*``, named as the exercise), of one level or
+    of every level."""
     from graders.workspace.notebooks import course_root
 
     folder = course_root() / "solutions"
-    prefix = f"level{level}_" if level else "level"
+    prefixes = (f"{level:02d}_",) if level else tuple(f"{n:02d}_" for n in LEVELS)
     return sorted(p for p in folder.iterdir()
-                  if p.is_file() and p.name.startswith(prefix) and p.suffix in (".py", ".md"))
+                  if p.is_file() and p.name.startswith(prefixes) and p.suffix in (".py", ".md"))
 
 
 def copy_solutions(workspace: Path, level: int | None = None) -> Copied:
-    """Copy the solutions of ``level`` (default both) into ``workspace/solutions/``."""
-    if level not in (None, 1, 2):
-        raise ValueError(f"there is no level {level}: give 1, 2, or nothing for both")
+    """Copy the solutions of ``level`` (default every level) into ``workspace/solutions/``."""
+    if level is not None and level not in LEVELS:
+        raise ValueError(f"there is no level {level}: give 1 to {LEVELS[-1]}, or nothing for "
+                         "every level")
     copied = Copied(workspace / "solutions")
     files = solution_files(level)
     if not files:
-        raise FileNotFoundError("the course ships no solution files (solutions/level*_*)")
+        raise FileNotFoundError("the course ships no solution files (solutions/NN_*)")
     copied.folder.mkdir(parents=True, exist_ok=True)
     for source in files:
         dest = copied.folder / source.name
@@ -98,7 +103,7 @@ class _Shown:
 def solutions(level: int | None = None, *, workspace: str | Path | None = None):
     """In a notebook: copy the solutions into your workspace and show where they are.
 
-    ``level`` is 1 or 2 (default: both). Nothing is copied while the work is graded.
+    ``level`` is 1 to 4 (default: every level). Nothing is copied while the work is graded.
     """
     from graders.checks import in_grading_kernel
     from graders.workspace.student_files import workspace_path
@@ -116,8 +121,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "Copy the reference solutions (code and model written answers) into your workspace's "
         "solutions/ folder, where JupyterLab's file browser shows them. Try the exercise first: "
         "finding the failures yourself is the point. A copy you already have is kept.")
-    parser.add_argument("level", metavar="LEVEL", nargs="?", type=int, choices=(1, 2),
-                        help="1 or 2: one level's solutions only (default: both)")
+    parser.add_argument("level", metavar="LEVEL", nargs="?", type=int, choices=LEVELS,
+                        help="1 to 4: one level's solutions only (default: every level)")
     parser.add_argument("--workspace", metavar="DIR", default=None,
                         help="your working folder (default: the one JupyterLab serves, else "
                         "workspace/ in the course's folder)")

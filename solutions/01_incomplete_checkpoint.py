@@ -1,11 +1,11 @@
 """Level 1, completed: a save that keeps all six fields of the checkpoint.
 
 The starter saved only ``messages``. The five fields it left out, and what resume runs into
-without each of them, are written up in ``solutions/level1_written_answers.md``.
+without each of them, are written up in ``solutions/01_incomplete_checkpoint.written_answers.md``.
 
 This save still overwrites ``checkpoint.json`` in place: Level 1 is about *what* to save. *How*
 to save so that a crash cannot tear the file (an atomic save) is Level 2; see
-``solutions/level2_reference.py``.
+``solutions/02_two_latent_failures.py``.
 """
 
 import json
