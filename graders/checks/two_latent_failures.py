@@ -80,8 +80,8 @@ def _judge_matrix(check: Check, verdicts: list) -> CheckResult:
         return check_result(check.id, False, f"Could not run this check here: {reason}", mine)
     crashes = [v for v in mine if kind_of(v) != "no_crash"]
     kinds = " and ".join(_KIND_WORDS.get(k, k) for k in check.kinds)
-    points = plural(len(crashes), "crash point")
-    done = f"Ran your code on {check.scenario} to the end and at {points} ({kinds})"
+    crash_points = plural(len(crashes), "crash point")
+    done = f"Ran your code on {check.scenario} to the end and at {crash_points} ({kinds})"
     unfinished = [v for v in mine if kind_of(v) == "no_crash" and counts_against(check.id, v)]
     if unfinished:
         return check_result(check.id, False, f"Ran your code on {check.scenario} with no crash "
