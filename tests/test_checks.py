@@ -187,10 +187,10 @@ def test_in_place_write_is_told_its_write_is_torn():
     "graders.judge.checkpoint_rules.check = lambda *a, **k: None\n",
     "import builtins\nbuiltins.AssertionError = Exception\n",
     "import fake_llm\nfake_llm.load_scenario = None\n",
-    "import graders.inprocess.child as c\nc._setrlimit = lambda *a, **k: None\n",
-    "import graders.inprocess.child as c\nc._kill = lambda *a, **k: None\n",
-    "import graders.inprocess.child as c\nc._Recorder.arm = lambda self, name: None\n"
-    "c._Recorder.die = lambda self, why: None\n",
+    "import graders.inprocess.recorder as c\nc._setrlimit = lambda *a, **k: None\n",
+    "import graders.inprocess.recorder as c\nc._kill = lambda *a, **k: None\n",
+    "import graders.inprocess.recorder as c\nc.Recorder.arm = lambda self, name: None\n"
+    "c.Recorder.die = lambda self, why: None\n",
     "import signal\n_signal = signal.signal\nsignal.signal = lambda s, h: _signal(s, "
     "signal.SIG_IGN if s == signal.SIGXFSZ else h)\n",
 ], ids=["json", "graders", "assertion", "fake_llm", "harness_rlimit", "harness_kill",

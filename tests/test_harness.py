@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import graders.inprocess.harness
+import graders.inprocess.runner_backend
 from fake_llm import list_scenarios, load_scenario
 from graders import (
     CrashPoint,
@@ -258,7 +259,7 @@ _resource.setrlimit = lambda *a: None
 
 
 @pytest.mark.parametrize("cheat", [
-    "import graders.inprocess.child as c\nc._setrlimit = lambda *a, **k: None\n",
+    "import graders.inprocess.recorder as c\nc._setrlimit = lambda *a, **k: None\n",
     "import __main__\n__main__._child._setrlimit = lambda *a, **k: None\n",
     "import resource\n_real = resource.setrlimit\n"
     "def save_checkpoint(state, _save=save_checkpoint):\n"
@@ -364,11 +365,11 @@ def test_without_fork_every_run_is_skipped_with_a_clear_message(monkeypatch):
 
 
 def test_the_runner_starts_without_site_and_finds_both_packages(tmp_path):
-    """Start the runner as the harness does (python -S, PYTHONPATH from _runner_path) from a
+    """Start the runner as the harness does (python -S, PYTHONPATH from runner_path) from a
     folder that is not the checkout, and have it import both packages."""
     import subprocess
 
-    env = dict(os.environ, PYTHONPATH=graders.inprocess.harness._runner_path(),
+    env = dict(os.environ, PYTHONPATH=graders.inprocess.runner_backend.runner_path(),
                PYTHONDONTWRITEBYTECODE="1")
     env.pop("PYTHONSTARTUP", None)
     proc = subprocess.run(

@@ -18,284 +18,41 @@ dry run per scenario), use a :class:`Harness`::
         points = h.crash_points("support-tickets")
         obs = h.run_point("support-tickets", "killed_during_tool_2")
 
+The parts: :mod:`~graders.inprocess.runner_backend` speaks the runner protocol
+(:mod:`~graders.inprocess.fork_backend` forks from this process instead, in-process mode);
+:mod:`~graders.inprocess.child` is one child's life and :mod:`~graders.inprocess.recorder` its
+instrumentation; :mod:`~graders.inprocess.waiting` reaps and kills the children.
+
 POSIX only: on other platforms every run is reported as skipped ("needs Linux or macOS").
 """
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import os
-import select
 import shutil
-import signal
-import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from graders.inprocess import child as _child
+from graders.inprocess.arguments import checked_kinds, point_kind, scenario_of
 from graders.inprocess.collect import collect
-from graders.inprocess.runner import _warm_up
+from graders.inprocess.errors import HarnessError, RunnerDied
+from graders.inprocess.fork_backend import ForkBackend
+from graders.inprocess.load_messages import load_message
+from graders.inprocess.posix_support import scratch_dir, unsupported_reason
+from graders.inprocess.runner_backend import RunnerBackend
 from graders.judge.checkpoint_rules import check, load_error_verdict, skipped_verdict
-from graders.judge.crash_points import KINDS, NO_CRASH, CrashPoint, derive_points
+from graders.judge.crash_points import NO_CRASH, CrashPoint, derive_points
 from graders.judge.observation import Observation
 from graders.judge.verdict import Verdict
-from graders.submission import Submission, _missing_message
-from graders.text import file_tail
+from graders.submission import Submission
 
 __all__ = ["Harness", "HarnessError", "dry_run", "crash_points", "run_point", "run_matrix",
            "DEFAULT_TIMEOUT", "unsupported_reason"]
 
 #: Seconds a child may run before it is killed and reported as a hang.
 DEFAULT_TIMEOUT = 5.0
-_STARTUP_ALLOWANCE = 10.0
-_SCRATCH_NEEDED = 256 * 1024 * 1024
-
-
-class HarnessError(Exception):
-    """The harness itself could not do what was asked (an unknown scenario or crash point, a
-    runner that could not start). Never raised for anything a submission does."""
-
-
-class _RunnerDied(HarnessError):
-    """The runner ended (or stopped answering) in the middle of the crash runs."""
-
-
-def unsupported_reason() -> str | None:
-    """Why crash runs cannot happen on this platform, or None if they can."""
-    needed = [hasattr(os, "fork"), hasattr(signal, "SIGKILL"), hasattr(signal, "SIGXFSZ"),
-              _child.resource is not None]
-    if all(needed):
-        return None
-    return ("The crash harness needs Linux or macOS: it forks the run, kills it with SIGKILL and "
-            "tears writes with RLIMIT_FSIZE, none of which this platform has. Nothing was run; "
-            "use WSL, a Linux container or Binder to run the crash points.")
-
-
-def _scratch() -> str | None:
-    """Where the runs' working directories go: tmpfs if there is one, where fsync costs nothing.
-
-    A killed process keeps what the page cache holds, so a crash run cannot tell whether the
-    submission called fsync anyway; on a disk, each fsync would cost milliseconds.
-    """
-    shm = "/dev/shm"
-    try:
-        stat = os.statvfs(shm)
-    except (OSError, AttributeError):
-        return None
-    free = stat.f_bavail * stat.f_frsize
-    # A container's /dev/shm may be 64 MB: a full one would fail the student's saves.
-    if free >= _SCRATCH_NEEDED and os.access(shm, os.W_OK | os.X_OK):
-        return shm
-    return None
-
-
-def _scenario(scenario):
-    import fake_llm
-
-    if isinstance(scenario, str):
-        try:
-            return fake_llm.load_scenario(scenario)
-        except fake_llm.FakeLLMError as err:
-            raise HarnessError(str(err)) from None
-    return scenario
-
-
-def _runner_path() -> str:
-    roots = [str(Path(__file__).resolve().parents[2])]
-    spec = importlib.util.find_spec("fake_llm")
-    if spec is not None and spec.submodule_search_locations:
-        roots.append(str(Path(next(iter(spec.submodule_search_locations))).resolve().parent))
-    roots += [p for p in sys.path if p and os.path.isabs(p) and os.path.exists(p)]
-    return os.pathsep.join(dict.fromkeys(roots))
-
-
-class _RunnerBackend:
-    """A runner process, spoken to through two pipes."""
-
-    def __init__(self, submission: Submission, root: Path) -> None:
-        self.submission = submission
-        to_runner_r, self._to_runner = os.pipe()
-        self._from_runner, from_runner_w = os.pipe()
-        env = dict(os.environ, PYTHONPATH=_runner_path(), PYTHONDONTWRITEBYTECODE="1")
-        env.pop("PYTHONSTARTUP", None)
-        self.out_path = root / "runner.out"
-        with open(self.out_path, "wb") as out:
-            try:
-                self.proc = subprocess.Popen(
-                    [sys.executable, "-S", "-u", "-m", "graders.inprocess.runner",
-                     str(to_runner_r), str(from_runner_w)],
-                    stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                    pass_fds=(to_runner_r, from_runner_w), start_new_session=True, env=env,
-                    cwd=root,
-                )
-            finally:
-                os.close(to_runner_r)
-                os.close(from_runner_w)
-        self._buffer = b""
-        self.dead: str | None = None
-
-    def _send(self, message: dict) -> None:
-        data = memoryview((json.dumps(message) + "\n").encode())
-        try:
-            while data:
-                data = data[os.write(self._to_runner, data):]
-        except BrokenPipeError:
-            self.dead = "ended"
-
-    def _receive(self, deadline: float) -> dict | None:
-        """The next reply, or None if the runner ended or ``deadline`` passed."""
-        while b"\n" not in self._buffer:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                self.dead = "hung"
-                return None
-            ready, _, _ = select.select([self._from_runner], [], [], left)
-            if not ready:
-                continue
-            chunk = os.read(self._from_runner, 1 << 16)
-            if not chunk:
-                self.dead = "ended"
-                return None
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        return json.loads(line)
-
-    def load(self, timeout: float) -> dict:
-        sub = self.submission
-        ready = self._receive(time.monotonic() + _STARTUP_ALLOWANCE)
-        if ready is None or not ready.get("ready"):
-            raise HarnessError(f"the runner process did not start (its output: "
-                               f"{file_tail(self.out_path)!r})")
-        self._send({"op": "load", "source": sub.source, "filename": sub.filename,
-                    "name": "submission"})
-        reply = self._receive(time.monotonic() + timeout)
-        if reply is None:
-            try:
-                status = self.proc.wait(timeout=1.0) if self.dead == "ended" else None
-            except subprocess.TimeoutExpired:
-                status = None
-            return {"ok": False, "stage": self.dead, "exit": status, "timeout": timeout,
-                    "output": file_tail(self.out_path)}
-        return reply
-
-    def run(self, scenario: str, plans: list[dict], timeout: float, jobs: int):
-        self._send({"op": "run", "scenario": scenario, "plans": plans, "timeout": timeout,
-                    "jobs": jobs})
-        budget = (timeout + 1.0) * len(plans) + _STARTUP_ALLOWANCE
-        deadline = time.monotonic() + budget
-        while True:
-            reply = self._receive(deadline)
-            if reply is None:
-                raise _RunnerDied(f"the runner process {self.dead} during the crash runs "
-                                  f"(its output: {file_tail(self.out_path)!r})")
-            if reply.get("done"):
-                return
-            if "error" in reply:
-                raise _RunnerDied(f"the runner failed: {reply['error']}")
-            yield reply["id"], reply["status"]
-
-    def close(self) -> None:
-        if self.dead is None:
-            self._send({"op": "quit"})
-            try:
-                self.proc.wait(timeout=1.0)
-            except subprocess.TimeoutExpired:
-                pass
-        try:  # the runner's session: anything the submission started outlives nothing
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        self.proc.wait()
-        for fd in (self._to_runner, self._from_runner):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
-
-class _ForkBackend:
-    """In-process mode: this process forks the children itself (a notebook self-check)."""
-
-    def __init__(self, submission: Submission) -> None:
-        self.submission = submission
-        run_agent = submission.run_agent
-        self.namespace = getattr(run_agent, "__globals__", {})
-        self.filenames = {getattr(getattr(f, "__code__", None), "co_filename", "")
-                          for f in (run_agent, submission.save_checkpoint)}
-        self.scenarios: dict[str, Any] = {}
-
-    def load(self, timeout: float) -> dict:
-        return {"ok": True}
-
-    def run(self, scenario: str, plans: list[dict], timeout: float, jobs: int):
-        if scenario not in self.scenarios:
-            self.scenarios[scenario] = _scenario(scenario)
-            try:
-                _warm_up(self.scenarios[scenario])
-            except Exception:  # noqa: BLE001 - only an optimisation
-                pass
-        kit = _child.Kit(self.scenarios[scenario])
-        functions = (self.submission.run_agent, self.submission.save_checkpoint)
-
-        def start(plan):
-            for key in ("base", "cwd", "hdir"):
-                os.mkdir(plan[key])
-            return _child.fork_child(self.namespace, kit, plan, plan["cwd"], plan["hdir"],
-                                     filenames=self.filenames, functions=functions,
-                                     own_group=True)
-
-        for plan, status in _child.run_children(start, plans, timeout, jobs):
-            yield plan["id"], status
-
-    def close(self) -> None:
-        pass
-
-
-
-def _load_message(reply: dict) -> str:
-    from graders.judge.observation import describe_error
-
-    stage = reply.get("stage")
-    if stage == "syntax":
-        err = reply.get("error") or {}
-        where = f" at line {err['line']}" if err.get("line") else ""
-        code = f": `{err['code']}`" if err.get("code") else ""
-        return (f"Your code has a syntax error{where}{code} ({err.get('message')}), so it "
-                "cannot run.")
-    if stage == "import":
-        err = reply.get("error") or {}
-        if err.get("type") == "SystemExit":
-            return ("Your code called sys.exit() while it was being loaded, before run_agent was "
-                    "ever called. Top-level code runs once when the file is loaded: keep it to "
-                    "definitions.")
-        return (f"Your code raised {describe_error(err)} while it was being loaded, before "
-                "run_agent was ever called. Top-level code runs once when the file is loaded: "
-                "keep it to definitions.")
-    if stage == "missing":
-        return _missing_message(reply.get("missing") or ["run_agent", "save_checkpoint"])
-    if stage == "not_callable":
-        names = " and ".join(f"`{f}` is {'an' if t[0] in 'aeiou' else 'a'} {t}"
-                             for f, t in zip(reply["names"], reply["types"], strict=False))
-        return (f"In your code {names}, not a function: the grader calls "
-                "`run_agent(task, tools, call_model, execute_tool)`, and `run_agent` saves "
-                "through `save_checkpoint(state)`.")
-    if stage == "async":
-        names = " and ".join(f"`{f}`" for f in reply.get("functions", []))
-        return (f"{names} is defined with `async def`, but the course's loop is synchronous: "
-                "`call_model` and `execute_tool` return their results directly. Drop `async` "
-                "and `await`.")
-    if stage == "hung":
-        return (f"Your code was still running {reply.get('timeout', 0):g} s after it started "
-                "loading: something at the top level never finishes (an infinite loop, or a "
-                "call that waits for input). Keep top-level code to definitions.")
-    return (f"Your code ended the process while it was being loaded (exit status "
-            f"{reply.get('exit')}), before run_agent was ever called: remove the top-level call "
-            "to os._exit (or whatever ends the process).")
 
 
 class Harness:
@@ -319,7 +76,7 @@ class Harness:
         self.timeout = float(timeout)
         self.jobs = jobs if jobs is not None else min(2, os.cpu_count() or 1)
         self.keep_files = keep_files
-        self.tmpdir = tmpdir if tmpdir is not None else _scratch()
+        self.tmpdir = tmpdir if tmpdir is not None else scratch_dir()
         self.root: Path | None = None
         self._backend = None
         self._load: dict | None = None
@@ -357,12 +114,12 @@ class Harness:
                     self.root = Path(tempfile.mkdtemp(prefix="checkpoint-lab-",
                                                       dir=self.tmpdir))
                 if self.submission.in_process:
-                    self._backend = _ForkBackend(self.submission)
+                    self._backend = ForkBackend(self.submission)
                 else:
-                    self._backend = _RunnerBackend(self.submission, self.root)
+                    self._backend = RunnerBackend(self.submission, self.root)
                 reply = self._backend.load(self.timeout)
                 if not reply.get("ok"):
-                    reply["message"] = _load_message(reply)
+                    reply["message"] = load_message(reply)
                 self._load = reply
         return None if self._load.get("ok") else self._load["message"]
 
@@ -370,7 +127,7 @@ class Harness:
         """The fake_llm Scenario named ``scenario`` (loaded in this process, for the checker)."""
         name = scenario if isinstance(scenario, str) else scenario.name
         if name not in self._scenarios:
-            self._scenarios[name] = _scenario(scenario)
+            self._scenarios[name] = scenario_of(scenario)
         return self._scenarios[name]
 
     # -- runs ------------------------------------------------------------------------------
@@ -418,7 +175,7 @@ class Harness:
             for point_id, status in self._backend.run(scenario, plans, self.timeout, self.jobs):
                 done.add(point_id)
                 yield point_id, status
-        except _RunnerDied as died:
+        except RunnerDied as died:
             self._backend.close()
             self._backend, self._load = None, None  # the next run starts a fresh runner
             for plan in plans:
@@ -463,7 +220,7 @@ class Harness:
         """Run the submission once, killed at ``point``; return what it left on disk."""
         name = self.scenario(scenario).name
         point_id = point.id if isinstance(point, CrashPoint) else point
-        not_run = self._not_run(name, point_id, _point_kind(point_id))
+        not_run = self._not_run(name, point_id, point_kind(point_id))
         if not_run is not None:
             return not_run
         crash = self.point(name, point)
@@ -482,7 +239,7 @@ class Harness:
         ids = [p.id if isinstance(p, CrashPoint) else p for p in wanted]
         not_run = self._not_run(name, NO_CRASH, NO_CRASH)
         if not_run is not None:
-            return [Observation(name, i, _point_kind(i), ended=not_run.ended, detail=not_run.detail)
+            return [Observation(name, i, point_kind(i), ended=not_run.ended, detail=not_run.detail)
                     for i in ids]
         crashes = [self.point(name, p) for p in wanted]
         todo = list({p.id: p for p in crashes if p.kind != NO_CRASH}.values())
@@ -498,7 +255,7 @@ class Harness:
         verdict, with point ``"load"``, saying why.
         """
         sc = self.scenario(scenario)
-        kinds = _kinds(kinds)
+        kinds = checked_kinds(kinds)
         reason = unsupported_reason()
         if reason:
             return [skipped_verdict(sc.name, reason)]
@@ -513,24 +270,6 @@ class Harness:
         for point, obs in self._run(sc.name, todo):
             verdicts[point.id] = check(obs, sc, point)
         return [verdicts[p.id] for p in points]
-
-
-def _point_kind(point_id: str) -> str:
-    for kind in sorted(KINDS, key=len, reverse=True):
-        if point_id.startswith(kind):
-            return kind
-    return "unknown"
-
-
-def _kinds(kinds: Iterable[str] | None) -> set[str]:
-    if kinds is None:
-        return set(KINDS)
-    kinds = {kinds} if isinstance(kinds, str) else set(kinds)
-    unknown = kinds - set(KINDS)
-    if unknown:
-        raise HarnessError(f"unknown crash point kind(s) {sorted(unknown)}; "
-                           f"the kinds are {', '.join(KINDS)}")
-    return kinds
 
 
 def _harness(sub, timeout: float | None) -> tuple[Harness, bool]:

@@ -1,8 +1,8 @@
 """The runner: a fresh ``python`` per submission; loads it once, forks a child per crash point.
 
-Started by :mod:`graders.inprocess.harness` as ``python -S -u -m graders.inprocess.runner IN_FD
-OUT_FD`` in its own session. It speaks JSON lines on the two pipe descriptors it is given (never on
-stdout, which the submission may print to):
+Started by :mod:`graders.inprocess.runner_backend` as ``python -S -u -m graders.inprocess.runner
+IN_FD OUT_FD`` in its own session. It speaks JSON lines on the two pipe descriptors it is given
+(never on stdout, which the submission may print to):
 
 - on start: ``{"ready": true}``;
 - ``{"op": "load", "source", "filename", "name"}`` -> ``{"ok": true}`` or

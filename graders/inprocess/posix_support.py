@@ -1,0 +1,44 @@
+"""Where crash runs can happen: the platform's support, and a scratch directory on tmpfs."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+try:
+    import resource
+except ImportError:  # not POSIX
+    resource = None
+
+__all__ = ["unsupported_reason", "scratch_dir"]
+
+_SCRATCH_NEEDED = 256 * 1024 * 1024
+
+
+def unsupported_reason() -> str | None:
+    """Why crash runs cannot happen on this platform, or None if they can."""
+    needed = [hasattr(os, "fork"), hasattr(signal, "SIGKILL"), hasattr(signal, "SIGXFSZ"),
+              resource is not None]
+    if all(needed):
+        return None
+    return ("The crash harness needs Linux or macOS: it forks the run, kills it with SIGKILL and "
+            "tears writes with RLIMIT_FSIZE, none of which this platform has. Nothing was run; "
+            "use WSL, a Linux container or Binder to run the crash points.")
+
+
+def scratch_dir() -> str | None:
+    """Where the runs' working directories go: tmpfs if there is one, where fsync costs nothing.
+
+    A killed process keeps what the page cache holds, so a crash run cannot tell whether the
+    submission called fsync anyway; on a disk, each fsync would cost milliseconds.
+    """
+    shm = "/dev/shm"
+    try:
+        stat = os.statvfs(shm)
+    except (OSError, AttributeError):
+        return None
+    free = stat.f_bavail * stat.f_frsize
+    # A container's /dev/shm may be 64 MB: a full one would fail the student's saves.
+    if free >= _SCRATCH_NEEDED and os.access(shm, os.W_OK | os.X_OK):
+        return shm
+    return None
