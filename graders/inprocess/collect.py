@@ -14,7 +14,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from graders.inprocess.child import EVENTS, LEDGER, STDERR, STDOUT
+from graders.inprocess.files import EVENTS, LEDGER, STDERR, STDOUT
 from graders.judge.observation import Observation, SaveRecord, describe_error
 from graders.loop.protocol import CHECKPOINT
 from graders.text import file_tail
