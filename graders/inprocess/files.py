@@ -4,9 +4,10 @@ The child writes its record into its harness directory (``EVENTS``, ``LEDGER``, 
 ``STDERR``); ``CHECKPOINT`` is what the submission saves in its working directory.
 """
 
+from graders.loop.protocol import CHECKPOINT
+
 __all__ = ["CHECKPOINT", "EVENTS", "LEDGER", "STDOUT", "STDERR"]
 
-CHECKPOINT = "checkpoint.json"
 EVENTS = "events.jsonl"
 LEDGER = "ledger.jsonl"
 STDOUT = "stdout.txt"
