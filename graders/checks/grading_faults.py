@@ -12,8 +12,8 @@ __all__ = [
 
 def grader_fault(check_id: str, exc: BaseException) -> CheckResult:
     return check_result(check_id, False, f"The grader could not run this check "
-                   f"({type(exc).__name__}: {exc}). This is a fault in the grader, not in your "
-                   "code: tell your instructor.")
+                        f"({type(exc).__name__}: {exc}). This is a fault in the grader, not in "
+                        "your code: tell your instructor.")
 
 
 def cannot_grade(check_id: str, exc: BaseException) -> CheckResult:

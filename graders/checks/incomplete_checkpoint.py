@@ -213,8 +213,8 @@ def grade_level1_save(code: str | None, problem: str | None, timeout,
         return check_result(check_id, False, syntax + ".")
     if "save_checkpoint" not in defined_names(code):
         return check_result(check_id, False, "The answer cell l1_save_checkpoint does not define "
-                       "save_checkpoint at its top level. Keep the name save_checkpoint and "
-                       "define it with def at the top of the cell.")
+                            "save_checkpoint at its top level. Keep the name save_checkpoint and "
+                            "define it with def at the top of the cell.")
     source = with_lesson_loop(code)
     submission = Submission.from_source(source, name=LEVEL1, filename="<your answer cells>")
     return relocate(grade_saves_all_six(submission, "your save_checkpoint", timeout, fallback),

@@ -109,18 +109,19 @@ def grade_saves_all_six(submission, where: str, timeout: float | None,
         ended = _how_it_ended(finished)
         if ended:
             return check_result(check_id, False, f"{done}: {ended}. Expected the run to finish and "
-                           "leave the six fields in checkpoint.json.")
+                                "leave the six fields in checkpoint.json.")
         checkpoint, problem = _read_checkpoint(finished)
         if problem:
-            return check_result(check_id, False, f"{done}; after the full run {problem}. Expected "
-                           "save_checkpoint to write checkpoint.json in the current directory.")
+            return check_result(check_id, False, f"{done}; after the full run {problem}. "
+                                "Expected save_checkpoint to write checkpoint.json in the current "
+                                "directory.")
         problems = _compare_fields(checkpoint, saves[-1])
         if problems:
             absent = [f for f in SIX_FIELDS if isinstance(checkpoint, dict) and f not in checkpoint]
             why = "; ".join(f"without {f}, {WITHOUT[f]}" for f in absent[-1:])
             return check_result(check_id, False, f"{done}. After the full run checkpoint.json: "
-                           + "; ".join(problems) + ". Expected all six fields as the loop held "
-                           "them" + (f" ({why})." if why else "."))
+                                + "; ".join(problems) + ". Expected all six fields as the loop "
+                                "held them" + (f" ({why})." if why else "."))
         try:
             killed = harness.run_point(scenario, f"killed_during_tool_{tool_k}")
         except HarnessError as exc:
@@ -129,13 +130,13 @@ def grade_saves_all_six(submission, where: str, timeout: float | None,
     checkpoint, problem = _read_checkpoint(killed)
     if problem:
         return check_result(check_id, False, f"{done}, killed while tool {tool_k} ran: {problem}. "
-                       "Expected the save made just before the tool ran.")
+                            "Expected the save made just before the tool ran.")
     problems = _compare_fields(checkpoint, saves[middle])
     if problems:
         return check_result(check_id, False, f"{done}, killed while tool {tool_k} ran. "
-                       "checkpoint.json: " + "; ".join(problems) + ". Expected the fields the "
-                       "loop held at its last save, with pendingToolUse naming the call in flight "
-                       "(copy each field from state; do not write a fixed value).")
+                            "checkpoint.json: " + "; ".join(problems) + ". Expected the fields "
+                            "the loop held at its last save, with pendingToolUse naming the call "
+                            "in flight (copy each field from state; do not write a fixed value).")
     final, call = saves[-1], saves[middle]["pendingToolUse"]["name"]
     return check_result(check_id, True, (
         f"{done}: after the full run checkpoint.json holds all six fields as the loop held them "

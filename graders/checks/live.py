@@ -107,7 +107,7 @@ def _evaluate_check(check_id: str, namespace: dict) -> CheckResult:
             cell = _cell_of(_live(namespace, "save_checkpoint", "l3_save_checkpoint"))
             if cell is None:
                 return check_result(check_id, False, "Could not run this check: the source of your "
-                               "save_checkpoint cell is not to be had; run that cell again.")
+                                    "save_checkpoint cell is not to be had; run that cell again.")
             try:
                 return grade_level3(f"# --- answer cell l3_save_checkpoint ---\n{cell}",
                                     [check], None)[check_id]
@@ -117,7 +117,7 @@ def _evaluate_check(check_id: str, namespace: dict) -> CheckResult:
             cell = _cell_of(_live(namespace, "run_agent", "l4_run_agent"))
             if cell is None:
                 return check_result(check_id, False, "Could not run this check: the source of your "
-                               "run_agent cell is not to be had; run that cell again.")
+                                    "run_agent cell is not to be had; run that cell again.")
             try:
                 return grade_level4(f"# --- answer cell l4_run_agent ---\n{cell}",
                                     [check], None)[check_id]

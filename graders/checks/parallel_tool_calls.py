@@ -12,7 +12,6 @@ counts against all three.
 
 from __future__ import annotations
 
-from graders.checks.answer_cells import one_answer_cell, relocate
 from graders.checks.base import (
     ANSWER_CELLS,
     HINT_LINE,
@@ -25,6 +24,8 @@ from graders.checks.base import (
 )
 from graders.checks.counting import GROUPS, counts_against_parallel
 from graders.checks.result import check_result
+from graders.checks.traced import grade_one_cell
+from graders.judge import parallel_rules
 from graders.loop import lesson_loop
 from graders.text import plural
 
@@ -73,7 +74,7 @@ def _judge(check, verdicts: list):
     load = [v for v in verdicts if v.kind == "load"]
     if load:
         return check_result(check.id, False, f"Could not run your code on {check.scenario}: "
-                       f"{load[0].message}", load)
+                            f"{load[0].message}", load)
     crashes = [v for v in verdicts if v.kind != "no_crash"]
     done = (f"Ran your run_agent on {check.scenario} to the end and at "
             f"{plural(len(crashes), 'crash point')} (kills while each tool runs, while each "
@@ -88,7 +89,7 @@ def _judge(check, verdicts: list):
     first = failed[0]
     summary = f"{done}; {len(failed)} of {len(crashes)} failed."
     result = check_result(check.id, False, f"{summary} At {first.point}: "
-                     f"{_message(check, first)} {HINT_LINE}", verdicts)
+                          f"{_message(check, first)} {HINT_LINE}", verdicts)
     result.summary = summary
     return result
 
@@ -109,29 +110,8 @@ def submission_source(code: str) -> str:
 
 def grade_level4(source: str, checks: list, timeout: float | None) -> dict:
     """Grade the Level 4 answer cell in ``source`` on ``checks``; check id -> CheckResult."""
-    from graders.judge import parallel_rules as checker_parallel
-    from graders.sandbox.engine import grading_problem
-    from graders.sandbox.harness import TracedHarness
-    from graders.sandbox.serve import SandboxUnavailable
-    from graders.submission import Submission
-
-    code, problem = one_answer_cell(source, "l4_run_agent", "run_agent")
-    if problem:
-        return {c.id: check_result(c.id, False, f"Could not run this check: {problem.rstrip('.')}.")
-                for c in checks}
-    why = grading_problem()
-    if why:
-        raise SandboxUnavailable(
-            f"several tool calls in one turn are checked by watching your loop's file "
-            f"operations from outside, which needs Linux with strace and bubblewrap ({why})")
-    joined = submission_source(code)
-    harness = TracedHarness(Submission.from_source(joined, name=LEVEL4,
-                                                   filename="<your answer cells>"),
-                            timeout=timeout, checker=checker_parallel.check)
-    results = {}
-    by_scenario: dict[str, list] = {}
-    for check in checks:
-        if check.scenario not in by_scenario:
-            by_scenario[check.scenario] = harness.run_matrix(check.scenario)
-        results[check.id] = relocate(_judge(check, by_scenario[check.scenario]), joined)
-    return results
+    return grade_one_cell(
+        source, checks, timeout, notebook=LEVEL4, cell="l4_run_agent", name="run_agent",
+        what="several tool calls in one turn are checked", join=submission_source,
+        verdicts_of=lambda harness, scenario: harness.run_matrix(scenario), judge=_judge,
+        checker=parallel_rules.check)

@@ -11,7 +11,7 @@ counts against both.
 
 from __future__ import annotations
 
-from graders.checks.answer_cells import one_answer_cell, relocate, with_lesson_loop
+from graders.checks.answer_cells import with_lesson_loop
 from graders.checks.base import (
     ANSWER_CELLS,
     HIDDEN_SCENARIO,
@@ -23,6 +23,7 @@ from graders.checks.base import (
 )
 from graders.checks.counting import counts_against_power
 from graders.checks.result import check_result
+from graders.checks.traced import grade_one_cell
 from graders.text import plural
 
 __all__ = [
@@ -58,50 +59,29 @@ def _judge(check, verdicts: list):
     load = [v for v in verdicts if v.kind == "load"]
     if load:
         return check_result(check.id, False, f"Could not run your save on {check.scenario}: "
-                       f"{load[0].message}", load)
+                            f"{load[0].message}", load)
     cuts = [v for v in verdicts if v.kind == "power_cut"]
     done = (f"Ran your save with the lesson's loop on {check.scenario} and cut the power at "
             f"{plural(len(cuts), 'moment')} of the run")
     end = [v for v in verdicts if v.kind == "no_crash" and not v.passed]
     if end:
         return check_result(check.id, False, f"Ran your save with the lesson's loop on "
-                       f"{check.scenario}, and it did not get through: {end[0].message}",
-                       verdicts)
+                            f"{check.scenario}, and it did not get through: {end[0].message}",
+                            verdicts)
     failed = [v for v in cuts if counts_against_power(check, v)]
     if not failed:
         return check_result(check.id, True, f"{done}: {check.success}.", verdicts)
     first = failed[0]
     summary = f"{done}; {len(failed)} of {len(cuts)} failed."
     result = check_result(check.id, False, f"{summary} At {first.point}: {_message(check, first)} "
-                     f"{HINT_LINE}", verdicts)
+                          f"{HINT_LINE}", verdicts)
     result.summary = summary
     return result
 
 
 def grade_level3(source: str, checks: list, timeout: float | None) -> dict:
     """Grade the Level 3 answer cell in ``source`` on ``checks``; check id -> CheckResult."""
-    from graders.sandbox.engine import grading_problem
-    from graders.sandbox.harness import TracedHarness
-    from graders.sandbox.serve import SandboxUnavailable
-    from graders.submission import Submission
-
-    code, problem = one_answer_cell(source, "l3_save_checkpoint", "save_checkpoint")
-    if problem:
-        return {c.id: check_result(c.id, False, f"Could not run this check: {problem.rstrip('.')}.")
-                for c in checks}
-    why = grading_problem()
-    if why:
-        raise SandboxUnavailable(
-            f"a power cut can only be checked by watching your save's file operations from "
-            f"outside, which needs Linux with strace and bubblewrap ({why})")
-    joined = with_lesson_loop(code)
-    harness = TracedHarness(Submission.from_source(joined, name=LEVEL3,
-                                                   filename="<your answer cells>"),
-                            timeout=timeout)
-    results = {}
-    by_scenario: dict[str, list] = {}
-    for check in checks:
-        if check.scenario not in by_scenario:
-            by_scenario[check.scenario] = harness.power_verdicts(check.scenario)
-        results[check.id] = relocate(_judge(check, by_scenario[check.scenario]), joined)
-    return results
+    return grade_one_cell(
+        source, checks, timeout, notebook=LEVEL3, cell="l3_save_checkpoint",
+        name="save_checkpoint", what="a power cut can only be checked", join=with_lesson_loop,
+        verdicts_of=lambda harness, scenario: harness.power_verdicts(scenario), judge=_judge)

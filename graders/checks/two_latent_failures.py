@@ -73,7 +73,7 @@ def _judge_matrix(check: Check, verdicts: list) -> CheckResult:
     load = [v for v in mine if kind_of(v) == "load"]
     if load:
         return check_result(check.id, False, f"Could not run your code on {check.scenario}: "
-                       f"{load[0].message}", load)
+                            f"{load[0].message}", load)
     skipped = [v for v in mine if getattr(v, "skipped", False)]
     if skipped or not mine:
         reason = skipped[0].message if skipped else "the crash harness ran no crash point"
@@ -94,7 +94,7 @@ def _judge_matrix(check: Check, verdicts: list) -> CheckResult:
             if len(failed) > 1 else "")
     summary = f"{done}; {len(failed)} of {len(crashes)} failed."
     result = check_result(check.id, False, f"{summary} At {first.point}: {first.message}{more}"
-                     f" {HINT_LINE}", mine)
+                          f" {HINT_LINE}", mine)
     result.summary = summary
     return result
 
