@@ -30,7 +30,7 @@ from graders.judge.check_state import (
 )
 from graders.judge.checkpoint_problems import PROBLEMS
 from graders.judge.crash_check import CrashCheck
-from graders.judge.crash_points import NO_CRASH, CrashPoint, point_from_id
+from graders.judge.crash_points import NO_CRASH, CrashPoint
 from graders.judge.observation import Observation
 from graders.judge.verdict import Verdict
 from graders.text import plural
@@ -168,14 +168,7 @@ class _Check(CrashCheck):
     def conversation(self, messages: list) -> bool:
         """messages answers each call once, is a conversation the API accepts, and is the
         script's own conversation so far."""
-        counts = self.count_results(messages)
-        twice = [tid for tid, c in counts.items() if c > 1]
-        if twice:
-            k = self.call_number(twice[0])
-            self.fail("recorded_twice", (
-                f"{self.done}: messages record the result of tool {k or twice[0]} "
-                f"{counts[twice[0]]} times. Each tool call is recorded exactly once; the API "
-                "would refuse a conversation that answers one call twice."))
+        if not self.each_call_answered_once(messages):
             return False
         from fake_llm import ConversationError, validate_conversation
 
@@ -220,12 +213,4 @@ def check(obs: Observation, scenario, point: CrashPoint | str | None = None) -> 
     torn writes and kills before a rename, whose check compares the file with the saves of a dry
     run.
     """
-    if isinstance(scenario, str):
-        from fake_llm import load_scenario
-
-        scenario = load_scenario(scenario)
-    if point is None:
-        point = obs.point
-    if isinstance(point, str):
-        point = point_from_id(point)
-    return _Check(obs, scenario, point).run()
+    return _Check.judging(obs, scenario, point).run()

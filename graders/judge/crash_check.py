@@ -20,7 +20,7 @@ from graders.judge.check_state import (
     skipped_verdict,
     type_words,
 )
-from graders.judge.crash_points import NO_CRASH
+from graders.judge.crash_points import NO_CRASH, point_from_id
 from graders.judge.observation import describe_error
 from graders.judge.verdict import Verdict
 from graders.loop.protocol import CHECKPOINT, SIX_FIELDS
@@ -63,6 +63,33 @@ class CrashCheck(CheckState):
             "call was ever made and would run it again.")
 
     # -- the checks, in the order a student should fix them --------------------------------
+
+    @classmethod
+    def judging(cls, obs, scenario, point=None):
+        """This check of ``obs`` at ``point`` of ``scenario`` (a Scenario or its name; a
+        CrashPoint, its id, or None for the observation's own point)."""
+        if isinstance(scenario, str):
+            from fake_llm import load_scenario
+
+            scenario = load_scenario(scenario)
+        if point is None:
+            point = obs.point
+        if isinstance(point, str):
+            point = point_from_id(point)
+        return cls(obs, scenario, point)
+
+    def each_call_answered_once(self, messages: list) -> bool:
+        """No tool call's result is in ``messages`` twice (the API would refuse that)."""
+        counts = self.count_results(messages)
+        twice = [tid for tid, c in counts.items() if c > 1]
+        if twice:
+            k = self.call_number(twice[0])
+            self.fail("recorded_twice", (
+                f"{self.done}: messages record the result of tool {k or twice[0]} "
+                f"{counts[twice[0]]} times. Each tool call is recorded exactly once; the API "
+                "would refuse a conversation that answers one call twice."))
+            return False
+        return True
 
     def run(self) -> Verdict:
         """Every check, in order, and the verdict."""

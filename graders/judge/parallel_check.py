@@ -89,16 +89,8 @@ class ParallelCheck(CrashCheck):
     def conversation(self, messages: list) -> bool:
         """messages answers each call once, is a conversation the API accepts (one result
         message per turn), and is the script's own conversation so far, in block order."""
-        counts = self.count_results(messages)
-        twice = [tid for tid, c in counts.items() if c > 1]
-        if twice:
-            k = self.call_number(twice[0])
-            self.fail("recorded_twice", (
-                f"{self.done}: messages record the result of tool {k or twice[0]} "
-                f"{counts[twice[0]]} times. Each call is recorded exactly once; the API would "
-                "refuse a conversation that answers one call twice."))
-            return False
-        return self.accepted_by_the_api(messages) and self.follows_the_script(messages)
+        return (self.each_call_answered_once(messages) and self.accepted_by_the_api(messages)
+                and self.follows_the_script(messages))
 
     def accepted_by_the_api(self, messages: list) -> bool:
         """messages is a conversation the Messages API accepts, up to the calls in flight."""

@@ -25,7 +25,7 @@ import json
 from typing import Any
 
 from graders.judge.check_state import WRITE_KINDS, canonical
-from graders.judge.crash_points import NO_CRASH, CrashPoint, point_from_id
+from graders.judge.crash_points import NO_CRASH, CrashPoint
 from graders.judge.observation import Observation
 from graders.judge.parallel_check import ParallelCheck, tools_words
 from graders.judge.parallel_problems import (
@@ -235,12 +235,4 @@ def check(obs: Observation, scenario, point: CrashPoint | str | None = None) -> 
     the ``checker`` of :func:`graders.judge.verdicts.judge` or of
     :class:`graders.sandbox.harness.TracedHarness`.
     """
-    if isinstance(scenario, str):
-        from fake_llm import load_scenario
-
-        scenario = load_scenario(scenario)
-    if point is None:
-        point = obs.point
-    if isinstance(point, str):
-        point = point_from_id(point)
-    return _Check(obs, scenario, point).run()
+    return _Check.judging(obs, scenario, point).run()
