@@ -103,26 +103,11 @@ def _evaluate_check(check_id: str, namespace: dict) -> CheckResult:
             return grade_saves_all_six(
                 Submission.from_functions(lesson_loop.bound_to(save), save),
                 "your save_checkpoint", None)
-        if check.notebook == LEVEL3:
-            cell = _cell_of(_live(namespace, "save_checkpoint", "l3_save_checkpoint"))
-            if cell is None:
-                return check_result(check_id, False, "Could not run this check: the source of your "
-                                    "save_checkpoint cell is not to be had; run that cell again.")
-            try:
-                return grade_level3(f"# --- answer cell l3_save_checkpoint ---\n{cell}",
-                                    [check], None)[check_id]
-            except SandboxUnavailable as exc:
-                return check_result(check_id, False, f"Could not run this check here: {exc}.")
-        if check.notebook == LEVEL4:
-            cell = _cell_of(_live(namespace, "run_agent", "l4_run_agent"))
-            if cell is None:
-                return check_result(check_id, False, "Could not run this check: the source of your "
-                                    "run_agent cell is not to be had; run that cell again.")
-            try:
-                return grade_level4(f"# --- answer cell l4_run_agent ---\n{cell}",
-                                    [check], None)[check_id]
-            except SandboxUnavailable as exc:
-                return check_result(check_id, False, f"Could not run this check here: {exc}.")
+        if check.notebook in (LEVEL3, LEVEL4):
+            name, cell_id, grade = (("save_checkpoint", "l3_save_checkpoint", grade_level3)
+                                    if check.notebook == LEVEL3
+                                    else ("run_agent", "l4_run_agent", grade_level4))
+            return _one_cell_live(check, namespace, name, cell_id, grade)
         save = _live(namespace, "save_checkpoint", "l2_save_checkpoint")
         agent = _live(namespace, "run_agent", "l2_run_agent")
         cells = (_source_of_cells({"l2_save_checkpoint": save, "l2_run_agent": agent})
@@ -134,6 +119,19 @@ def _evaluate_check(check_id: str, namespace: dict) -> CheckResult:
         return check_result(check_id, False, f"Could not run this check: {exc}.")
     except Exception as exc:  # noqa: BLE001 - the student's kernel gets a message, not a traceback
         return grader_fault(check_id, exc)
+
+
+def _one_cell_live(check: Check, namespace: dict, name: str, cell_id: str,
+                   grade) -> CheckResult:
+    """Levels 3 and 4 in a kernel: the cell that defined ``name``, graded as grading grades it."""
+    cell = _cell_of(_live(namespace, name, cell_id))
+    if cell is None:
+        return check_result(check.id, False, f"Could not run this check: the source of your "
+                            f"{name} cell is not to be had; run that cell again.")
+    try:
+        return grade(f"# --- answer cell {cell_id} ---\n{cell}", [check], None)[check.id]
+    except SandboxUnavailable as exc:
+        return check_result(check.id, False, f"Could not run this check here: {exc}.")
 
 
 def in_grading_kernel() -> bool:
