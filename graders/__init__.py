@@ -1,4 +1,9 @@
-"""Checkpoint Lab graders: the crash harness, the checkpoint checker and nbgrader integration.
+"""Checkpoint Lab's graders: crash the student's code, judge what resume would find, grade it.
+
+One package per job (DEVELOPERS.md has the table): ``sandbox`` runs a submission boxed and
+watched from outside, ``judge`` turns what was seen into verdicts, ``checks`` holds each
+exercise's checks, ``nbgrader_plumbing``, ``gradescope``, ``cli``, ``workspace`` and ``teaching``
+serve instructors and students; ``inprocess`` is the unboxed observer of the lessons.
 
     from graders import Submission, run_matrix
     verdicts = run_matrix(Submission.from_file("answer.py"), "support-tickets")
