@@ -1,19 +1,20 @@
-"""The adversarial catalog, graded one submission at a time with ``grade_submission``.
+"""The adversarial catalog: what it holds, and every exercise's fixtures graded as named.
 
 ``tests/fixtures/02_two_latent_failures/adversarial/`` holds submissions written to get a grade
-they do not deserve
-(``cheat_*``), plausible wrong fixes (``fails_*``) and unusual correct fixes (``passes_*``); each
-file's docstring says what it does and why it must get what ``expected.json`` says, check by
-check, for the four Level 2 checks.
+they do not deserve (``cheat_*``), plausible wrong fixes (``fails_*``) and unusual correct fixes
+(``passes_*``); each file's docstring says what it does and why it must get what
+``expected.json`` says, check by check, for the four Level 2 checks.
 
-Some cheats attack the machine that grades them (``os.kill(-1, SIGKILL)``, a fork bomb, killing
-the grader's process group). A grader without a sandbox would let them reach every process of the
-user running the tests, so each submission is graded by a fresh Python that is process 1 of a PID
-namespace of its own (``unshare``): whatever the grader lets through can reach nothing outside it,
-and every process left behind dies with it. The grader still has to contain the submission itself:
-a grading process killed by its submission, or a wrong verdict, fails the test.
+They are graded here by ``checkpoint-lab dev check`` (which also checks each exercise's release,
+reference, starter and fixtures both ways; CI runs it through this test), and once more through
+nbgrader in one batch by ``tests/test_adversarial_batch.py``. Some cheats attack the machine that
+grades them (``os.kill(-1, SIGKILL)``, a fork bomb, killing the grader's process group). A grader
+without a sandbox would let them reach every process of the user running the tests, so dev check
+runs as process 1 of a PID namespace of its own (``unshare``): whatever the grader lets through
+can reach nothing outside it, and every process left behind dies with it. The grader still has to
+contain each submission itself: a grading process killed by its submission, or a wrong verdict,
+fails the test.
 """
-
 from __future__ import annotations
 
 import json
@@ -37,17 +38,6 @@ EXPECTED: dict[str, dict[str, bool]] = json.loads((CATALOG / "expected.json").re
 CHECK_IDS = ("l2_atomic_save", "l2_save_point_a", "l2_atomic_save_hidden",
              "l2_save_point_a_hidden")
 LEVEL2 = "02_two_latent_failures"
-
-#: Grades one file in the contained process: argv = source path, result path.
-_GRADE = """
-import json, sys
-from graders.checks import grade_submission
-results = grade_submission(open(sys.argv[1], encoding="utf-8").read(), sys.argv[3])
-with open(sys.argv[2], "w") as f:
-    json.dump({k: {"passed": bool(r.passed), "points": r.points_earned, "message": r.message}
-               for k, r in results.items()}, f)
-"""
-
 
 def tools_problem() -> str | None:
     """Why these tests cannot run here (one line), or None."""
@@ -98,26 +88,6 @@ def _tools():
     require_tools()
 
 
-def _grade(path: Path, tmp_path: Path) -> tuple[dict | None, str]:
-    """Grade ``path``; return (check id -> result, or None if grading died) and what it said."""
-    home = tmp_path / "home"
-    work = tmp_path / "cwd"
-    home.mkdir()
-    work.mkdir()
-    out = tmp_path / "results.json"
-    try:
-        proc = subprocess.run(
-            [*contained(), sys.executable, "-c", _GRADE, str(path), str(out), LEVEL2],
-            cwd=work, env=grading_env(home), capture_output=True, timeout=600,
-            start_new_session=True)
-    except subprocess.TimeoutExpired:
-        return None, "grading did not finish within 600 s"
-    said = (proc.stderr or b"").decode(errors="replace")[-2000:]
-    if not out.is_file():
-        return None, f"the grading process ended with status {proc.returncode}: {said}"
-    return json.loads(out.read_text()), said
-
-
 def test_the_catalog_is_complete():
     files = sorted(p.stem for p in CATALOG.glob("*.py"))
     assert files == sorted(EXPECTED), "every catalog file needs an entry in expected.json"
@@ -142,18 +112,20 @@ def test_the_catalog_is_complete():
             assert expected["l2_atomic_save"] and not expected["l2_save_point_a"], name
 
 
-@pytest.mark.timeout(700)
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_graded_as_expected(name, tmp_path):
-    results, said = _grade(CATALOG / f"{name}.py", tmp_path)
-    assert results is not None, f"{name}: no verdicts: {said}"
-    wrong = [check for check in CHECK_IDS
-             if check not in results or results[check]["passed"] != EXPECTED[name][check]]
-    lines = [f"{check}: expected {'pass' if EXPECTED[name][check] else 'fail'}, got "
-             + (f"{'pass' if results[check]['passed'] else 'fail'} ({results[check]['points']} "
-                f"points): {results[check]['message'][:600]}" if check in results else "nothing")
-             for check in CHECK_IDS]
-    assert not wrong, f"{name} graded wrong on {', '.join(wrong)}:\n" + "\n".join(lines)
-    for check in CHECK_IDS:
-        if not results[check]["passed"]:
-            assert results[check]["points"] == 0, f"{name} {check}: a failed check earns nothing"
+@pytest.mark.timeout(1200)
+def test_dev_check_grades_every_exercise_and_every_fixture_as_named(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    proc = subprocess.run([*contained(), sys.executable, "-m", "graders.cli", "dev", "check"],
+                          cwd=tmp_path, env=grading_env(home), capture_output=True, text=True,
+                          timeout=1100, start_new_session=True)
+    said = proc.stdout + proc.stderr[-3000:]
+    lines = [line for line in proc.stdout.splitlines() if not line.startswith("  ")]
+    assert proc.returncode == 0, said
+    assert [line.split(":")[0] for line in lines] == [
+        "01_incomplete_checkpoint", "02_two_latent_failures", "03_power_cut",
+        "04_parallel_tool_calls"], said
+    assert all(": ok (release in sync;" in line for line in lines), said
+    catalog = [line for line in lines if line.startswith(LEVEL2)][0]
+    count = len(EXPECTED) + len(list(CATALOG.parent.glob("*.py")))
+    assert f" {count}/{count} fixtures as named" in catalog, catalog

@@ -124,7 +124,8 @@ def _check_exercise(notebook: str, jobs: int, stale: list[str]) -> tuple[str, li
                 mismatched += 1
                 problems.append(f"{path.name}: " + "; ".join(
                     f"{c} {'passed' if results[c].passed else 'failed'}, its name says "
-                    f"{'pass' if want[c] else 'fail'}" for c in wrong))
+                    f"{'pass' if want[c] else 'fail'} ({results[c].message[:300]})"
+                    for c in wrong))
     ref = sum(r.passed for r in graded["reference"].values())
     start = sum(r.passed for r in graded["starter"].values())
     status = "ok" if not problems else "FAIL"
