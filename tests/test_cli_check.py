@@ -217,3 +217,25 @@ def test_help():
 def _write(path: Path, text: str) -> Path:
     path.write_text(text)
     return path
+
+
+def test_our_cell_checksum_is_nbgraders_on_every_graded_cell_we_release():
+    from nbgrader.utils import compute_checksum
+
+    from graders.nbgrader_plumbing.checksum import cell_checksum
+
+    seen = 0
+    for name in NOTEBOOKS:
+        nb = nbformat.read(ROOT / "exercises" / f"{name}.ipynb", as_version=4)
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if "grade_id" not in meta:
+                continue
+            assert cell_checksum(cell) == compute_checksum(cell), (name, meta["grade_id"])
+            if "checksum" in meta:
+                assert cell_checksum(cell) == meta["checksum"], (name, meta["grade_id"])
+                seen += 1
+            cell.source += "\nchanged"
+            assert cell_checksum(cell) == compute_checksum(cell)
+            assert cell_checksum(dict(cell)) == compute_checksum(cell), "a plain dict too"
+    assert seen >= 8, "the released notebooks carry nbgrader's checksums"

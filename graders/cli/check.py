@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from graders.cli import UsageError
+from graders.nbgrader_plumbing.checksum import cell_checksum
 
 __all__ = ["add_arguments", "run", "check_notebook", "empty_written_answers", "resolve_notebook"]
 
@@ -75,8 +76,6 @@ def resolve_notebook(text: str, workspace: str | Path | None = None) -> Path:
 
 def empty_written_answers(nb) -> list[tuple[str, float]]:
     """The written answers of ``nb`` still left as released or empty: (grade_id, points)."""
-    from nbgrader import utils
-
     empty = []
     for cell in nb.get("cells", []):
         meta = cell.get("metadata", {}).get("nbgrader", {})
@@ -87,18 +86,12 @@ def empty_written_answers(nb) -> list[tuple[str, float]]:
         unchanged = False
         if "checksum" in meta:
             try:
-                unchanged = utils.compute_checksum(_node(cell)) == meta["checksum"]
+                unchanged = cell_checksum(cell) == meta["checksum"]
             except Exception:  # noqa: BLE001 - a damaged cell: judge it by its text alone
                 unchanged = False
         if unchanged or source.strip() in ("", _PLACEHOLDER):
             empty.append((meta.get("grade_id", "?"), float(meta.get("points", 0))))
     return empty
-
-
-def _node(cell):
-    from nbformat import from_dict
-
-    return from_dict(cell)
 
 
 def check_notebook(path: Path, *, timeout: float | None = None):
