@@ -528,7 +528,7 @@ def test_level_2_exercise_fails_as_released_passes_with_the_fix_and_validates(pa
         state, message = status[check]
         assert state.startswith("FAIL"), rows
         assert len(message) > 40, rows  # a message that says what happened, not a bare FAIL
-    # Under each failed check, the crash points it failed at, each with the checker's verdict.
+    # Under each failed check, the crash points it failed at, each with the judge's verdict.
     assert any(name.startswith(("torn_write_", "killed_")) and state.startswith("FAIL")
                for name, state, _ in rows), rows
 

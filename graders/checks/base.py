@@ -67,10 +67,10 @@ WITHOUT = {
 ATOMIC_KINDS = ("torn_write", "killed_before_rename")
 SAVE_POINT_A_KINDS = ("killed_during_tool", "killed_during_model_call")
 
-#: The checker's problems (``Verdict.evidence["problems"]``) that come from how a save writes.
+#: The judge's problems (``Verdict.evidence["problems"]``) that come from how a save writes.
 WRITE_PROBLEMS = frozenset({"copy_over", "in_place_write", "partial_write", "invalid_json",
                             "not_a_save", "deleted_before_rename"})
-#: The checker's problems that come from a missing or misplaced save point A.
+#: The judge's problems that come from a missing or misplaced save point A.
 SAVE_POINT_A_PROBLEMS = frozenset({"no_save_point_a", "save_point_a_after_tool",
                                    "pending_missing", "pending_mismatch", "pending_never_reset",
                                    "pending_before_message", "pending_without_input",

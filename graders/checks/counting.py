@@ -59,7 +59,7 @@ def counts_against(check_id: str, verdict) -> bool:
     """Whether ``verdict`` fails check ``check_id``.
 
     Each check judges its own crash points (``Check.kinds``, and ``no_crash``), and nothing is
-    excused there because another check also fails: the checker judges a kill in the middle of
+    excused there because another check also fails: the judge judges a kill in the middle of
     a save only for what the save left on disk, and a kill at a call for which tools left a
     trace, so a fix of one failure earns that check's points on its own.
     """

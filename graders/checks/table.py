@@ -1,7 +1,7 @@
 """The self-check table: check results as HTML in JupyterLab and as text everywhere else.
 
 Each check is a row (its id, pass or fail with the points, its title and message); under a failed
-check, each crash point that failed is a row of its own, with the checker's verdict. Hidden
+check, each crash point that failed is a row of its own, with the judge's verdict. Hidden
 checks are listed as running when the work is graded.
 """
 

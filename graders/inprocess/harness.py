@@ -4,7 +4,7 @@ A source submission is loaded once into a fresh ``python`` process, the *runner*
 (:mod:`graders.inprocess.runner`), which forks one child per crash point. Each child runs
 ``run_agent``
 in a fresh temporary working directory and is killed at its crash point; this process (never
-the runner, never a child) then reads what is on disk and the tool ledger, and the checker turns
+the runner, never a child) then reads what is on disk and the tool ledger, and the judge turns
 it into a :class:`~graders.judge.verdict.Verdict`.
 
     from graders import Submission, run_matrix
@@ -124,7 +124,7 @@ class Harness:
         return None if self._load.get("ok") else self._load["message"]
 
     def scenario(self, scenario):
-        """The fake_llm Scenario named ``scenario`` (loaded in this process, for the checker)."""
+        """The fake_llm Scenario named ``scenario`` (loaded in this process, for the judge)."""
         name = scenario if isinstance(scenario, str) else scenario.name
         if name not in self._scenarios:
             self._scenarios[name] = scenario_of(scenario)

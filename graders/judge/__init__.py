@@ -8,7 +8,7 @@ model of the sandbox's files and what each operation does to it), ``binding`` (w
 operations matter to checkpoint.json), ``moments`` and ``replay`` (every state a kill leaves),
 ``power`` (every state a power cut leaves), ``matrix`` (moments grouped into crash points).
 
-From a crash state to a verdict: ``observation`` (what the checker reads), ``crash_points``,
+From a crash state to a verdict: ``observation`` (what the judge reads), ``crash_points``,
 ``check_state`` and ``crash_check`` (what every check holds and the rules they share),
 ``checkpoint_rules`` (one tool call per turn) and ``parallel_check``/``parallel_rules`` (several
 calls in one turn), with their problem codes, ``verdict`` and ``verdicts`` (one per crash point).

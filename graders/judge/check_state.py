@@ -61,7 +61,7 @@ _SCRIPTS: dict[int, tuple[Any, dict]] = {}
 
 
 def script_of(scenario) -> dict:
-    """The scenario's calls, tools and conversation, copied once (the checker only reads them)."""
+    """The scenario's calls, tools and conversation, copied once (the judge only reads them)."""
     held = _SCRIPTS.get(id(scenario))
     if held is None or held[0] is not scenario:
         held = (scenario, {"calls": scenario.tool_calls, "tools": scenario.tools,

@@ -1,6 +1,8 @@
-"""The checker: is what a crash left on disk what resume needs? One :class:`Verdict` per point.
+"""The rules a checkpoint is held to: is what a crash left on disk what resume needs?
 
-The checker runs in the deciding process, on an :class:`~graders.judge.observation.Observation` read
+One :class:`Verdict` per crash point.
+
+These rules run in the deciding process, on an :class:`~graders.judge.observation.Observation` read
 from disk. It holds ``checkpoint.json`` to the protocol (valid JSON, the six fields, ``version``
 1, the scenario's task) and to invariants tied to the crash point and to the ledger of what the
 tools really did, never to a golden file:

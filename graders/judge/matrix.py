@@ -60,7 +60,7 @@ class Matrix:
     ops: list[Op]
 
     def observation(self, pm: PointMoments, moment: Moment) -> Observation:
-        """What the checker reads for ``moment`` of crash point ``pm``."""
+        """What the judge reads for ``moment`` of crash point ``pm``."""
         return _observation(self, pm, moment)
 
     def marker_positions(self) -> dict:

@@ -1,4 +1,4 @@
-"""What one crash run left behind, as the checker reads it: an :class:`Observation` and its
+"""What one crash run left behind, as the judge reads it: an :class:`Observation` and its
 :class:`SaveRecord` of each save.
 
 The judge builds observations from a recording (:mod:`graders.judge.matrix`); the forking

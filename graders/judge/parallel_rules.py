@@ -1,4 +1,4 @@
-"""The checker for several tool calls in one turn (Level 4): one :class:`Verdict` per crash state.
+"""The rules for several tool calls in one turn (Level 4): one :class:`Verdict` per crash state.
 
 Same questions as :mod:`graders.judge.checkpoint_rules` (does ``checkpoint.json`` hold what resume
 needs, judged against the trusted ledger of what the tools really did), for a loop in which one

@@ -1,4 +1,4 @@
-"""The verdict: what the checker concludes for one scenario and crash point."""
+"""The verdict: what the judge concludes for one scenario and crash point."""
 
 from __future__ import annotations
 

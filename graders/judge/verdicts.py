@@ -13,7 +13,7 @@ from graders.judge.verdict import Verdict
 
 __all__ = ["judge", "load_message", "UNOBSERVED", "CHANNEL"]
 
-#: Problem codes of the traced grader, beside the checker's own
+#: Problem codes of the traced grader, beside the judge's own
 #: (graders.judge.checkpoint_rules.PROBLEMS).
 UNOBSERVED = "unobserved_write"
 CHANNEL = "grader_channel"

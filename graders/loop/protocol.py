@@ -1,4 +1,4 @@
-"""The checkpoint protocol's own names, in one place for the checker, resume and the checks."""
+"""The checkpoint protocol's own names, in one place for the judge, resume and the checks."""
 
 __all__ = ["SIX_FIELDS", "CHECKPOINT"]
 
