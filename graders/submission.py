@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import ast
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Submission", "REQUIRED", "defined_names"]
+__all__ = ["Submission", "REQUIRED", "defined_names", "parse_python"]
 
 #: The two functions a submission must define at top level.
 REQUIRED = ("save_checkpoint", "run_agent")
@@ -74,7 +75,7 @@ class Submission:
         if self.source is None:
             return None
         try:
-            tree = ast.parse(self.source, filename=self.filename)
+            tree = parse_python(self.source, self.filename)
         except SyntaxError as err:
             where = f" at line {err.lineno}" if err.lineno else ""
             code = f": `{err.text.strip()}`" if err.text and err.text.strip() else ""
@@ -98,6 +99,18 @@ def _missing_message(missing: list[str]) -> str:
             "`save_checkpoint(state)`.")
 
 
+#: CPython 3.11 keeps ast.parse's recursion counter in state the threads share: two threads
+#: parsing at once can fail with "SystemError: AST constructor recursion depth mismatch"
+#: (python/cpython#106905). Grading parses in several threads (one per notebook, per scenario).
+_PARSE_LOCK = threading.Lock()
+
+
+def parse_python(source: str, filename: str = "<unknown>") -> ast.Module:
+    """``ast.parse(source)``, one thread at a time (raises SyntaxError or ValueError as it)."""
+    with _PARSE_LOCK:
+        return ast.parse(source, filename=filename)
+
+
 def defined_names(code: str | ast.Module) -> set[str]:
     """Every name ``code`` binds anywhere (``def``, class, assignment, import, ``global``).
 
@@ -106,7 +119,7 @@ def defined_names(code: str | ast.Module) -> set[str]:
     running shows (a name bound to something that is not a function) the run reports.
     ``*`` is in the set when a star import may define anything.
     """
-    tree = ast.parse(code) if isinstance(code, str) else code
+    tree = parse_python(code) if isinstance(code, str) else code
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

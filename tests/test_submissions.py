@@ -111,3 +111,37 @@ def test_each_correct_variant_passes_everything(matrices, name):
         failed = [str(v) for v in verdicts if not v.passed]
         assert not failed, f"{name} on {scenario}:\n" + "\n".join(failed)
         assert len(verdicts) > 10
+
+
+def test_python_is_parsed_one_thread_at_a_time(monkeypatch):
+    """CPython 3.11's ast.parse shares a recursion counter between threads: two parses at once
+    failed a correct submission in a batch with "SystemError: AST constructor recursion depth
+    mismatch" (every check 0, as a grader fault). Grading parses in several threads."""
+    import ast
+    import concurrent.futures
+    import threading
+    import time
+
+    import graders.submission as submission
+
+    inside, most = [0], [0]
+    lock = threading.Lock()
+    real = ast.parse
+
+    def slow_parse(*args, **kwargs):
+        with lock:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        time.sleep(0.01)
+        try:
+            return real(*args, **kwargs)
+        finally:
+            with lock:
+                inside[0] -= 1
+
+    monkeypatch.setattr(submission.ast, "parse", slow_parse)
+    source = (FIXTURES / "passes_all.py").read_text()
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        found = list(pool.map(lambda _: submission.defined_names(source), range(32)))
+    assert all("save_checkpoint" in names for names in found)
+    assert most[0] == 1, f"{most[0]} threads parsed at once"

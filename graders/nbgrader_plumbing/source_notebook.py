@@ -23,6 +23,8 @@ import jupytext
 import nbformat
 from nbformat import NotebookNode
 
+from graders.submission import parse_python
+
 __all__ = [
     "ROOT",
     "ASSIGNMENT",
@@ -109,7 +111,7 @@ def extract_code(spec: str, root: Path = ROOT) -> str:
         raise BuildError(f"{spec!r}: no file {path_text} under {root}")
     text = path.read_text(encoding="utf-8")
     try:
-        module = ast.parse(text, filename=str(path))
+        module = parse_python(text, str(path))
     except SyntaxError as err:
         raise BuildError(f"{spec!r}: {path_text} is not valid Python ({err})") from err
     lines = text.splitlines()
