@@ -39,20 +39,23 @@ def kind_of(verdict) -> str:
     return re.sub(r"_\d+$", "", re.sub(r"_save_\d+$", "", verdict.point))
 
 
-def counts_against_power(check, verdict) -> bool:
-    """Whether ``verdict`` fails ``check`` (a Level 3 check, judging ``check.problem``)."""
+def _fails_its_own_group(verdict, mine: frozenset[str], every: frozenset[str]) -> bool:
+    """A check that judges a group of problems: ``verdict`` fails it when it names a problem of
+    ``mine``, one of no check's group (``every``), or none at all (the run raised, hung...)."""
     if verdict.passed or getattr(verdict, "skipped", False):
         return False
     problems = set((verdict.evidence or {}).get("problems") or ())
-    return not problems or check.problem in problems or bool(problems - POWER_PROBLEMS)
+    return not problems or bool(problems & mine) or bool(problems - every)
+
+
+def counts_against_power(check, verdict) -> bool:
+    """Whether ``verdict`` fails ``check`` (a Level 3 check, judging ``check.problem``)."""
+    return _fails_its_own_group(verdict, frozenset({check.problem}), POWER_PROBLEMS)
 
 
 def counts_against_parallel(check, verdict) -> bool:
     """Whether ``verdict`` fails ``check`` (a Level 4 check, judging group ``check.problem``)."""
-    if verdict.passed or getattr(verdict, "skipped", False):
-        return False
-    problems = set((verdict.evidence or {}).get("problems") or ())
-    return not problems or bool(problems & GROUPS[check.problem]) or bool(problems - _ALL)
+    return _fails_its_own_group(verdict, GROUPS[check.problem], _ALL)
 
 
 def counts_against(check_id: str, verdict) -> bool:

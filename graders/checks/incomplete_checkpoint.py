@@ -19,6 +19,7 @@ from pathlib import Path
 
 from graders.checks.answer_cells import (
     cell_code,
+    one_answer_cell,
     relocate,
     split_cells,
     syntax_problem,
@@ -37,7 +38,6 @@ from graders.checks.incomplete_checkpoint_save import grade_saves_all_six
 from graders.checks.result import CheckResult, check_result
 from graders.loop.protocol import SIX_FIELDS
 from graders.sandbox.serve import SandboxUnavailable
-from graders.submission import defined_names
 
 __all__ = [
     "grade_level1", "grade_level1_save", "grade_missing_fields", "judge_missing_fields",
@@ -201,24 +201,19 @@ def grade_missing_fields(code: str | None, problem: str | None,
                                                                            fallback)))
 
 
-def grade_level1_save(code: str | None, problem: str | None, timeout,
-                       fallback: bool = False) -> CheckResult:
+def grade_level1_save(source: str, timeout, fallback: bool = False) -> CheckResult:
+    """``l1_saves_all_six`` on the cell ``l1_save_checkpoint`` of ``source`` (or, unmarked, on
+    the whole of it)."""
     from graders.submission import Submission
 
     check_id = "l1_saves_all_six"
-    if code is None:
-        return check_result(check_id, False, f"Could not run this check: {problem}.")
-    syntax = syntax_problem(code, "the answer cell l1_save_checkpoint")
-    if syntax:
-        return check_result(check_id, False, syntax + ".")
-    if "save_checkpoint" not in defined_names(code):
-        return check_result(check_id, False, "The answer cell l1_save_checkpoint does not define "
-                            "save_checkpoint at its top level. Keep the name save_checkpoint and "
-                            "define it with def at the top of the cell.")
-    source = with_lesson_loop(code)
-    submission = Submission.from_source(source, name=LEVEL1, filename="<your answer cells>")
+    code, problem = one_answer_cell(source, "l1_save_checkpoint", "save_checkpoint")
+    if problem:
+        return check_result(check_id, False, f"Could not run this check: {problem.rstrip('.')}.")
+    joined = with_lesson_loop(code)
+    submission = Submission.from_source(joined, name=LEVEL1, filename="<your answer cells>")
     return relocate(grade_saves_all_six(submission, "your save_checkpoint", timeout, fallback),
-                     source)
+                    joined)
 
 
 def grade_level1(source: str, checks: list[Check], timeout: float | None,
@@ -234,10 +229,10 @@ def grade_level1(source: str, checks: list[Check], timeout: float | None,
 
     def one(check: Check) -> CheckResult:
         try:
-            code, problem = cell_code(cells, source, check.answer_cells[0])
             if check.id == "l1_missing_fields":
+                code, problem = cell_code(cells, source, check.answer_cells[0])
                 return grade_missing_fields(code, problem, timeout, fallback)
-            return grade_level1_save(code, problem, timeout, fallback)
+            return grade_level1_save(source, timeout, fallback)
         except SandboxUnavailable as exc:
             return cannot_grade(check.id, exc)
         except Exception as exc:  # noqa: BLE001 - one check's fault must not stop the others

@@ -99,7 +99,7 @@ def _evaluate_check(check_id: str, namespace: dict) -> CheckResult:
             save = _live(namespace, "save_checkpoint", "l1_save_checkpoint")
             cell = _cell_of(save) if grading_problem() is None else None
             if cell is not None:
-                return grade_level1_save(cell, None, None)
+                return grade_level1_save(cell, None)
             return grade_saves_all_six(
                 Submission.from_functions(lesson_loop.bound_to(save), save),
                 "your save_checkpoint", None)
