@@ -16,7 +16,7 @@ from typing import Any
 
 from graders.judge.binding import BINDING
 from graders.judge.crash_points import NO_CRASH, CrashPoint
-from graders.judge.moments import Moment
+from graders.judge.moments import Moment, moment_words
 from graders.judge.observation import Observation, SaveRecord, describe_error
 from graders.judge.recording import Recording, Snapshot
 from graders.judge.replay import replay
@@ -74,16 +74,9 @@ class Matrix:
 
 
 def _describe_write(moment: Moment) -> str:
-    op = moment.op
-    if moment.how == "during" and moment.write:
-        return f"halfway through a {moment.write['bytes']:,}-byte write"
-    if op is None:
-        return "at the end"
-    words = {"rename": "a rename", "renameat": "a rename", "renameat2": "a rename",
-             "link": "a link", "linkat": "a link", "unlink": "a removal", "unlinkat": "a removal",
-             "openat": "an open", "open": "an open", "creat": "an open", "ftruncate": "a truncate",
-             "truncate": "a truncate"}
-    return f"just before {words.get(op.call, op.call)}"
+    """When ``moment`` comes, in the words the checks and the lessons share
+    (:func:`graders.judge.moments.moment_words`)."""
+    return moment_words(moment)
 
 
 def build_matrix(rec: Recording, scenario) -> Matrix:
@@ -334,7 +327,8 @@ def _observation(matrix: Matrix, pm: PointMoments, moment: Moment) -> Observatio
     elif moment.kind != "absent":
         obs.checkpoint = ""
         obs.checkpoint_bytes = 0
-        obs.parse_error = _KIND_WORDS.get(moment.kind, f"is a {moment.kind}, not a file")
+        obs.parse_error = moment.unfollowed or _KIND_WORDS.get(
+            moment.kind, f"is a {moment.kind}, not a file")
     position = moment.position
     in_flight = moment.op if moment.how == "call" else None
     ledger = []

@@ -7,6 +7,7 @@ import dataclasses
 from graders.judge.checkpoint_rules import check, load_error_verdict
 from graders.judge.crash_points import NO_CRASH
 from graders.judge.matrix import Matrix, build_matrix
+from graders.judge.moments import in_save, moment_words
 from graders.judge.observation import describe_error
 from graders.judge.recording import Recording
 from graders.judge.verdict import Verdict
@@ -49,23 +50,13 @@ def load_message(rec: Recording) -> str | None:
             "it to definitions.")
 
 
-_CALLS = {"rename": "rename", "renameat": "rename", "renameat2": "rename", "link": "link",
-          "linkat": "link", "unlink": "removal of a file", "unlinkat": "removal of a file",
-          "openat": "open", "open": "open", "creat": "open", "openat2": "open",
-          "ftruncate": "truncation", "truncate": "truncation", "write": "write",
-          "pwrite64": "write", "writev": "write", "sendfile": "copy", "copy_file_range": "copy"}
-
-
 def _label(point, moment) -> str:
-    """The crash point's label, made exact for one moment inside a save."""
+    """The crash point's label, made exact for one moment inside a save ("after 1 of 2,913
+    bytes of a write in save 2 (...)", "just before a rename in save 2 (...)")."""
     if point.kind not in ("torn_write", "killed_before_rename") or moment.op is None:
         return point.label
     where = point.label[point.label.find("("):] if "(" in point.label else ""
-    what = _CALLS.get(moment.op.call, moment.op.call)
-    if moment.how == "during" and moment.write:
-        return (f"halfway through a {moment.write['bytes']:,}-byte {what} in save "
-                f"{point.index} {where}").rstrip()
-    return f"just before a {what} in save {point.index} {where}".rstrip()
+    return in_save(moment_words(moment), point.index, where)
 
 
 def judge(rec: Recording, scenario, kinds=None, *,
