@@ -78,7 +78,8 @@ def test_crash_points_come_in_timeline_order(reference):
     ]
     assert [p.step for p in points] == list(range(len(points)))
     assert points[3].label == "while tool 1 (list_tickets) ran"
-    assert points[4].label == "halfway through save 2 (save point B, after tool 1 returned)"
+    assert points[4].label == (f"after {points[4].tear_limit:,} of {points[4].tear_expected:,} "
+                               "bytes of a write in save 2 (save point B, after tool 1 returned)")
     assert all(CrashPoint.from_dict(json.loads(json.dumps(p.to_dict()))) == p for p in points)
 
 
