@@ -6,6 +6,7 @@ what is on disk, never the system call that would have prevented it (that is the
 from __future__ import annotations
 
 from graders.judge.disk_model import UNFOLLOWED
+from graders.judge.moments import save_label
 from graders.judge.power_model import WORK, PowerMoment, PowerState, power_moments
 
 __all__ = ["PowerState", "PowerMoment", "power_moments", "WORK", "judge_power",
@@ -31,7 +32,7 @@ def _power_point(point):
         new_id = f"power_cut_in_save_{point.index}"
         where = point.label[point.label.find("("):] if "(" in point.label else ""
         return dataclasses.replace(point, id=new_id, kind="power_cut",
-                                   label=f"in the middle of save {point.index} {where}".strip())
+                                   label=save_label(point.index, where))
     else:
         return dataclasses.replace(point, id="power_cut_at_end", kind="power_cut",
                                    label="after the run had finished")
