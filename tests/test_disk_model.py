@@ -11,7 +11,6 @@ import json
 
 from fake_llm import load_scenario
 from graders.judge.disk_model import UNFOLLOWED
-from graders.judge.matrix import build_matrix
 from graders.judge.recording import Call, Recording
 from graders.judge.replay import replay
 from graders.judge.replay_model import cut_points
@@ -317,7 +316,7 @@ def test_an_in_place_write_is_cut_at_every_cut_point_and_each_state_is_distinct(
 def test_a_padded_fixed_size_slot_rewritten_in_place_tears_into_an_invalid_state():
     c = "/work/checkpoint.json"
     slot = 2048
-    old, new = OLD.ljust(slot), (NEW + b" " * 600).ljust(slot)
+    old = OLD.ljust(slot)
     new = json.dumps({"turns": 1, "messages": ["b" * 700]}).encode().ljust(slot)
     _, moments = end_state([
         openat(5, c, "O_RDWR|O_CREAT", 3), f'5  pwrite64({fd(3, c)}, "{hx(old)}", {slot}, 0) = '
