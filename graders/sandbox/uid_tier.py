@@ -1,0 +1,252 @@
+"""The uid tier: a sandbox made of what root has where there are no namespaces to make.
+
+Docker's default profile and Gradescope's container run the grader as root without
+CAP_SYS_ADMIN or user namespaces, so bubblewrap cannot start. There each submission runs:
+
+- as an unprivileged uid of its own (setpriv; reserved, see :mod:`graders.sandbox.uids`), with no
+  capabilities and no_new_privs, under prlimit's limits (processes of that uid, memory, files);
+- in a working folder and a temp folder of its own (0700, owned by that uid), inside run
+  folders only that uid may pass through (0710, group of that uid; the grader's files 0640);
+- confined by ``_confine.py`` before any of its code runs: a seccomp filter refuses the network
+  and nested user namespaces, and Landlock (where the kernel has version 2 or later) leaves it
+  nothing to read but the system, the grader's Python and its run's files, nothing to write but
+  its two folders, and makes a rename between them fail with EXDEV;
+- watched by strace, as in the bubblewrap tier, whose trace names the two folders ``/work`` and
+  ``/tmp`` (:func:`model_paths`), as the judge's model does;
+- ended with every process of its uid: a process running as that uid sends SIGKILL to every
+  process it may signal (``kill(-1, SIGKILL)``), which is exactly the processes of that uid;
+  their orphans come back to the grader (a child subreaper) and are reaped; files the uid left
+  in the machine's shared temp folders are removed.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+__all__ = ["roots", "prepare", "prepare_files", "confine_spec", "drop", "end_uid",
+           "remove_leftovers", "model_paths", "become_subreaper", "probe",
+           "renames_fail_between", "SHARED_TEMP"]
+
+#: Folders every user may write, where a uid's files are looked for after its run.
+SHARED_TEMP = ("/tmp", "/var/tmp", "/dev/shm")
+_CONFINE = Path(__file__).with_name("_confine.py")
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+_SYSTEM = ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/sbin", "/proc")
+
+
+def _free(path: str) -> int:
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return 0
+    return st.f_bavail * st.f_frsize if os.access(path, os.W_OK | os.X_OK) else 0
+
+
+def roots() -> tuple[str, str]:
+    """(where working folders are made, where temp folders are made): two filesystems where the
+    machine has two with room (a container's ``/dev/shm`` and its disk), else one."""
+    default = os.path.realpath(tempfile.gettempdir())
+    work = "/dev/shm" if _free("/dev/shm") >= 64 << 20 else default
+    work = os.path.realpath(work)
+    dev = os.stat(work).st_dev
+    for candidate in (default, "/var/tmp", "/tmp", "/dev/shm"):
+        path = os.path.realpath(candidate)
+        if _free(path) >= 16 << 20 and os.stat(path).st_dev != dev:
+            return work, path
+    return work, default
+
+
+def _own(path: Path, mode: int, uid: int, gid: int) -> None:
+    os.chown(path, uid, gid, follow_symlinks=False)
+    os.chmod(path, mode, follow_symlinks=False)
+
+
+def prepare(run_dir: Path, tmp_root: str, uid: int) -> tuple[Path, Path, Path]:
+    """Make the run's folders reachable by ``uid`` alone; return (work, tmp, tmp's parent)."""
+    grader = run_dir / "grader"
+    _own(run_dir, 0o710, 0, uid)
+    prepare_files(grader, uid)
+    work = run_dir / "work"
+    work.mkdir(mode=0o700)
+    _own(work, 0o700, uid, uid)
+    parent = Path(tempfile.mkdtemp(prefix="checkpoint-lab-tmp-", dir=tmp_root))
+    _own(parent, 0o710, 0, uid)
+    tmp = parent / "tmp"
+    tmp.mkdir(mode=0o700)
+    _own(tmp, 0o700, uid, uid)
+    return work, tmp, parent
+
+
+def prepare_files(grader: Path, uid: int) -> None:
+    """The grader's folder and files: readable by ``uid`` (its group), writable by no one."""
+    _own(grader, 0o750, 0, uid)
+    for item in grader.iterdir():
+        _own(item, 0o640, 0, uid)
+
+
+def confine_spec(grader: Path, work: Path, tmp: Path, bpf: bytes, *,
+                 need_landlock: bool = False) -> Path:
+    """Write what ``_confine.py`` applies (and the filter) into ``grader``; return the spec."""
+    shutil.copyfile(_CONFINE, grader / "_confine.py")
+    (grader / "filter.bpf").write_bytes(bpf)
+    base = os.path.realpath(sys.base_prefix)
+    read = [p for p in _SYSTEM if os.path.exists(p)] + [base, str(grader)]
+    spec = {"bpf": str(grader / "filter.bpf"), "need_landlock": need_landlock,
+            "landlock": {"read": read, "devices": list(_DEVICES), "work": str(work),
+                         "tmp": str(tmp), "shm": "/dev/shm" if os.path.isdir("/dev/shm")
+                         else None}}
+    path = grader / "confine.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    return path
+
+
+def drop(setpriv: str, uid: int) -> list[str]:
+    """The setpriv prefix that runs a command as ``uid``, with nothing more."""
+    return [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+            "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"]
+
+
+def become_subreaper() -> None:
+    """Orphans of this process's runs come back to it (so it can reap them), not to PID 1."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def _kill_as(uid: int) -> bool:
+    """Send SIGKILL to every process ``uid`` may signal, from a process running as it; whether
+    there was any."""
+    done = subprocess.run(["/bin/sh", "-c", "kill -9 -- -1 2>/dev/null"], user=uid, group=uid,
+                          extra_groups=[], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL, env={}, cwd="/", check=False)
+    return done.returncode == 0
+
+
+def _reap(uid: int) -> None:
+    """Reap this process's children of ``uid`` (orphans handed to the subreaper)."""
+    me = str(os.getpid())
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            status = Path(f"/proc/{entry}/status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if fields.get("PPid", "").strip() == me and fields.get("Uid", "").split()[:1] == [str(uid)]:
+            try:
+                os.waitpid(int(entry), os.WNOHANG)
+            except ChildProcessError:
+                pass
+
+
+def end_uid(uid: int, wait_for=None) -> bool:
+    """End every process of ``uid``; True when none is left. ``wait_for`` (a Popen) is waited
+    for between the kill and the check, so that its zombies are reaped by their parent."""
+    for attempt in range(20):
+        if not _kill_as(uid):
+            return True
+        if wait_for is not None:
+            try:
+                wait_for.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
+        _reap(uid)
+        time.sleep(0.005 * attempt)
+    return not _kill_as(uid)
+
+
+def remove_leftovers(uid: int) -> list[str]:
+    """Remove what ``uid`` left at the top of the machine's shared temp folders; return it."""
+    removed = []
+    for folder in SHARED_TEMP:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.stat(follow_symlinks=False).st_uid != uid:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    os.unlink(entry.path)
+                removed.append(entry.path)
+            except OSError as err:
+                if err.errno != errno.ENOENT:
+                    removed.append(f"{entry.path} (not removed: {err.strerror})")
+    return removed
+
+
+def _hexed(text: str) -> str:
+    return "".join(f"\\x{b:02x}" for b in os.fsencode(text))
+
+
+def model_paths(text: str, folders: dict[str, str]) -> str:
+    """``text`` (a trace, ``-xx`` hex strings, or a message) with each real folder named as the
+    judge's model names it (real path -> ``/work`` or ``/tmp``)."""
+    for real, name in folders.items():
+        text = re.sub(re.escape(_hexed(real)) + r'(?=\\x2f|"|>|$)',
+                      _hexed(name).replace("\\", "\\\\"), text)
+        text = re.sub(re.escape(real) + r"(?![\w.-])", name, text)
+    return text
+
+
+def probe(python: str, setpriv: str, prlimit: str | None, bpf: bytes, uid: int,
+          tmp_root: str, work_root: str) -> dict | str:
+    """Run ``_confine.py --probe`` as ``uid`` the way a submission runs: what it applied (a
+    dict), or why it could not run (one line)."""
+    run_dir = Path(tempfile.mkdtemp(prefix="checkpoint-lab-probe-", dir=work_root))
+    parent = None
+    try:
+        (run_dir / "grader").mkdir()
+        work, tmp, parent = prepare(run_dir, tmp_root, uid)
+        spec = confine_spec(run_dir / "grader", work, tmp, bpf)
+        prepare_files(run_dir / "grader", uid)
+        cmd = [*drop(setpriv, uid), python, "-I", "-S", str(run_dir / "grader" / "_confine.py"),
+               str(spec), "--probe"]
+        if prlimit:
+            cmd = [prlimit, "--nproc=64", "--", *cmd]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=30, cwd=work)
+        if done.returncode != 0:
+            why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+            return f"a submission could not run as an unprivileged uid here ({why})"
+        return json.loads(done.stdout)
+    except (OSError, ValueError, subprocess.SubprocessError) as err:
+        return f"a submission could not run as an unprivileged uid here ({err})"
+    finally:
+        end_uid(uid)
+        shutil.rmtree(run_dir, ignore_errors=True)
+        if parent is not None:
+            shutil.rmtree(parent, ignore_errors=True)
+
+
+def renames_fail_between(work_root: str, tmp_root: str) -> bool:
+    """Whether a rename from ``tmp_root`` to ``work_root`` fails with EXDEV (two filesystems)."""
+    fd, source = tempfile.mkstemp(prefix="checkpoint-lab-exdev-", dir=tmp_root)
+    os.close(fd)
+    target = os.path.join(work_root, os.path.basename(source))
+    try:
+        os.rename(source, target)
+    except OSError as err:
+        return err.errno == errno.EXDEV
+    finally:
+        for path in (source, target):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+    return False
