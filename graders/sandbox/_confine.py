@@ -5,8 +5,9 @@ run's own unprivileged uid (setpriv has set no_new_privs). SPEC is a JSON file o
 
 - ``bpf``: a compiled seccomp filter (see ``graders/sandbox/filters.py``), loaded as is;
 - ``landlock``: the folders this process may read (``read``), the working and temp folders it
-  may write (``work``, ``tmp``) and the devices it may use (``devices``; ``shm`` for POSIX
-  semaphores). Where the kernel's Landlock is version 2 or later, everything else on the machine
+  may write (``work``, ``tmp``), the devices it may use (``devices``) and where POSIX
+  semaphores are made (``shm``: new files only, unlisted; the grader removes them after the
+  run). Where the kernel's Landlock is version 2 or later, everything else on the machine
   becomes unreadable and unwritable for this process and every process it starts, and a rename
   or link between the working folder and the temp folder fails with EXDEV, as between two
   filesystems (the working folder grants a right the temp folder does not, and the reverse,
@@ -14,7 +15,8 @@ run's own unprivileged uid (setpriv has set no_new_privs). SPEC is a JSON file o
 
 Both are irreversible and inherited. Nothing of the submission has run yet; if a step the
 grader asked for fails, this process exits with status 71 and says why on stderr. ``--probe``
-instead of BOOTSTRAP prints what was applied, as JSON, and exits.
+instead of BOOTSTRAP writes ``probe.txt`` in the working folder (for the grader to see strace
+name it), prints what was applied, as JSON, and exits.
 """
 
 import ctypes
@@ -36,6 +38,7 @@ _MAKE_SYM, _REFER, _TRUNCATE, _IOCTL_DEV = 1 << 12, 1 << 13, 1 << 14, 1 << 15
 _READ = _READ_FILE | _READ_DIR | _EXECUTE
 _EDIT = (_WRITE_FILE | _READ_FILE | _READ_DIR | _REMOVE_DIR | _REMOVE_FILE | _MAKE_DIR
          | _MAKE_REG | _MAKE_SOCK | _MAKE_FIFO | _MAKE_SYM | _REFER | _TRUNCATE)
+_SCOPE_ABSTRACT, _SCOPE_SIGNAL = 1 << 0, 1 << 1
 _FILE_RIGHTS = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE | _IOCTL_DEV
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -84,8 +87,8 @@ def _rules(spec, abi):
     rules = [(p, _READ) for p in spec["read"]]
     rules += [(p, _READ_FILE | _WRITE_FILE | truncate | ioctl) for p in spec["devices"]]
     if spec.get("shm"):
-        rules.append((spec["shm"], _READ_FILE | _READ_DIR | _WRITE_FILE | _MAKE_REG
-                      | _REMOVE_FILE | truncate))
+        rules.append((spec["shm"], _READ_FILE | _WRITE_FILE | _MAKE_REG | _REMOVE_FILE
+                      | truncate))
     rules.append((spec["work"], _EDIT | _EXECUTE))
     rules.append((spec["tmp"], _EDIT | ioctl))
     return rules
@@ -97,9 +100,13 @@ def _landlock(spec):
     if abi < 2:
         return 0
     handled = (1 << (14 if abi < 3 else 15 if abi < 5 else 16)) - 1
-    attr = ctypes.c_uint64(handled)
-    ruleset = _check(_libc.syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(8),
-                                   ctypes.c_uint32(0)), "landlock_create_ruleset")
+    # from version 6: no signal to a process outside this domain (strace, the grader) and no
+    # connection to an abstract unix socket made outside it
+    attr = (ctypes.c_uint64 * 3)(handled, 0, _SCOPE_SIGNAL | _SCOPE_ABSTRACT if abi >= 6 else 0)
+    size = 24 if abi >= 6 else 8
+    ruleset = _check(_libc.syscall(_SYS_CREATE_RULESET, ctypes.byref(attr),
+                                   ctypes.c_size_t(size), ctypes.c_uint32(0)),
+                     "landlock_create_ruleset")
     try:
         for path, rights in _rules(spec, abi):
             try:
@@ -145,6 +152,8 @@ def main():
         sys.stderr.flush()
         os._exit(71)
     if sys.argv[2] == "--probe":
+        with open("probe.txt", "w") as f:
+            f.write("observed")
         print(json.dumps({"landlock": landlock, "network_refused": _network_refused(),
                           "uid": os.getuid(),
                           "python": [*sys.version_info[:3], os.path.realpath(sys.base_prefix)]}))

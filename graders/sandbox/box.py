@@ -68,9 +68,11 @@ class Tier:
     """The isolation a submission gets here: ``bubblewrap`` or ``uid``.
 
     For the uid tier: ``landlock`` is the kernel's Landlock version it confines with (0: none),
-    ``work_root`` and ``tmp_root`` where its folders are made, and ``renames_fail`` whether a
+    ``work_root`` and ``tmp_root`` where its folders are made, ``renames_fail`` whether a
     rename between them fails for the submission (two filesystems, or Landlock), not only in the
-    judge's model.
+    judge's model, and ``observer_uid`` whether strace runs as the submission's uid (where root
+    lacks CAP_SYS_PTRACE, strace cannot read another uid's descriptors; Landlock then keeps the
+    submission from its observer and its trace).
     """
 
     name: str
@@ -78,6 +80,7 @@ class Tier:
     work_root: str = ""
     tmp_root: str = ""
     renames_fail: bool = True
+    observer_uid: bool = False
 
     def describe(self) -> str:
         """One line for the instructor: the tier and what isolates each submission."""
@@ -176,30 +179,40 @@ _TRACED = ",".join((
 
 
 def _uid_tier(tools: Tools, bwrap_why: str) -> Tier | str:
-    """The uid tier, if a submission really runs confined as a uid of its own here."""
+    """The uid tier, if a submission really runs confined and observed as a uid of its own."""
     work_root, tmp_root = uid_tier.roots()
+    observer_uid = not uid_tier.can_trace_other_uids()
     held = uids.reserve()
     try:
-        found = uid_tier.probe(_python(), tools.setpriv, tools.prlimit,
-                               filters.compiled(network=False), held.uid, tmp_root, work_root)
+        found = uid_tier.probe(
+            lambda trace, spec: _uid_command(tools, observer_uid, trace, spec, held.uid,
+                                             ["--probe"]),
+            held.uid, tmp_root, work_root, filters.compiled(network=False), observer_uid)
     finally:
         held.release()
-    if isinstance(found, str) or not found.get("network_refused"):
-        why = found if isinstance(found, str) else "its network was not refused"
+    landlock = 0 if isinstance(found, str) else int(found.get("landlock") or 0)
+    if isinstance(found, str):
+        why = found
+    elif not found.get("network_refused"):
+        why = "its network was not refused"
     elif found.get("python") != _interpreter_id():
         why = (f"the grader's Python ({os.path.realpath(sys.base_prefix)}) cannot be read by an "
                "unprivileged uid (a folder above it is closed to other users): install it where "
                "every user may read it, such as /usr/local or /opt")
+    elif not found.get("observed") or (observer_uid and landlock < 2):
+        why = ("strace cannot read the file descriptors of another uid's processes here (root "
+               "lacks CAP_SYS_PTRACE) and the kernel has no Landlock 2+ to keep a submission "
+               "away from an observer of its own uid: run the container with --cap-add "
+               "SYS_PTRACE")
     else:
         why = None
     if why:
         return (f"Grading needs a sandbox: bubblewrap cannot make namespaces here "
                 f"({bwrap_why}), and {why}; pass --no-sandbox only if you trust every "
                 "submission.")
-    landlock = int(found.get("landlock") or 0)
     renames = landlock >= 2 or uid_tier.renames_fail_between(work_root, tmp_root)
     return Tier("uid", landlock=landlock, work_root=work_root, tmp_root=tmp_root,
-                renames_fail=renames)
+                renames_fail=renames, observer_uid=observer_uid)
 
 
 def _interpreter_id() -> list:
@@ -256,15 +269,28 @@ def command(tools: Tools, *, run_dir: Path, trace: Path, fd: int, info_fd: int |
     if not sandbox:
         return [*strace, python, "-I", "-S", str(grader / "_bootstrap.py"), str(fd),
                 str(grader / "submission.py"), mode]
-    limits = [tools.prlimit] + [f"--{name}={value}" for name, value in LIMITS.items()]
     if chosen is not None and chosen.name == "uid":
-        return [*strace, *limits, "--", *uid_tier.drop(tools.setpriv, uid), python, "-I", "-S",
-                str(grader / "_confine.py"), str(spec), str(grader / "_bootstrap.py"), str(fd),
-                str(grader / "submission.py"), mode]
+        return _uid_command(tools, chosen.observer_uid, trace, spec, uid,
+                            [str(grader / "_bootstrap.py"), str(fd),
+                             str(grader / "submission.py"), mode])
+    limits = [tools.prlimit] + [f"--{name}={value}" for name, value in LIMITS.items()]
     box = _bwrap(tools, run_dir, info_fd, seccomp_fd, python)
     drop = uid_tier.drop(tools.setpriv, uid) if os.geteuid() == 0 else []
     return [*strace, *box, "--", *limits, "--", *drop, python, "-I", "-S",
             f"{GRADER}/_bootstrap.py", str(fd), f"{GRADER}/submission.py", mode]
+
+
+def _uid_command(tools: Tools, observer_uid: bool, trace: Path, spec: Path, uid: int,
+                 tail: list[str]) -> list[str]:
+    """The uid tier's command: strace over prlimit over setpriv over ``_confine.py`` (with
+    ``observer_uid``, setpriv first: strace itself runs as ``uid``)."""
+    limits = [tools.prlimit] + [f"--{name}={value}" for name, value in LIMITS.items()] + ["--"]
+    drop = uid_tier.drop(tools.setpriv, uid)
+    confine = [_python(), "-I", "-S", str(spec.parent / "_confine.py"), str(spec), *tail]
+    if observer_uid:
+        return [tools.prlimit, f"--fsize={TRACE_CAP}", "--", *drop,
+                *_strace(tools, trace)[3:], *limits, *confine]
+    return [*_strace(tools, trace), *limits, *drop, *confine]
 
 
 def _bwrap(tools: Tools, run_dir: Path, info_fd: int | None, seccomp_fd: int | None,

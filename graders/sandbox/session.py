@@ -71,7 +71,6 @@ class Session:
         if not sandbox:
             self.work.mkdir()
         self.trace = self.run_dir / "trace"
-        os.close(os.open(self.trace, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         self.rec = Recording(scenario=getattr(scenario, "name", None), mode=mode,
                              sandboxed=sandbox)
         self.rec.tier = self.tier.name if self.tier else "none"
@@ -93,6 +92,8 @@ class Session:
         if self.sandbox and os.geteuid() == 0:
             self.held = uids.reserve()
         uid = self.held.uid if self.held else os.geteuid()
+        observer = uid if self.uid_tier and self.tier.observer_uid else os.geteuid()
+        self.trace = uid_tier.new_trace(self.run_dir, observer)
         extra, env, cwd = self._tier_setup(uid)
         cmd = command(tools, run_dir=self.run_dir, trace=self.trace, fd=theirs.fileno(),
                       info_fd=info_w if self.sandbox else None, mode=self.mode,
@@ -209,11 +210,20 @@ class Session:
         if getattr(self, "proc", None) is None:  # it never started
             self._remove_folders()
             return
+        # an observer running as the submission's uid may have been killed by it
+        observer_killed = (self.uid_tier and self.tier.observer_uid
+                           and self.proc.poll() is not None and self.proc.returncode < 0
+                           and self.proc.returncode != -signal.SIGXFSZ)
         self._end_processes()
         self._drain_outputs()
         self.sock.close()
         os.close(self.info_r)
         self._finish_recording()
+        if observer_killed:
+            self.rec.ended = "died"
+            self.rec.detail = ("stopped the grader's observer (strace) before the run ended, so "
+                               "its file operations could not all be recorded")
+            self.rec.protocol.append("the observer was stopped")
         if self.uid_tier:
             self._name_folders_as_the_model_does()
             self.rec.protocol.extend(f"left {path} in a shared temp folder (removed)"
@@ -223,16 +233,18 @@ class Session:
     def _remove_folders(self) -> None:
         if self.held is not None:
             self.held.release()
+        if self.tmp_parent is not None:
+            shutil.rmtree(self.tmp_parent, ignore_errors=True)
         if self.keep:
             self.rec.kept = str(self.run_dir)
-            return
-        for folder in (self.run_dir, self.tmp_parent):
-            if folder is not None:
-                shutil.rmtree(folder, ignore_errors=True)
+        else:
+            shutil.rmtree(self.run_dir, ignore_errors=True)
 
     def _name_folders_as_the_model_does(self) -> None:
-        """The uid tier's real folders named ``/work`` and ``/tmp`` in what the judge reads."""
-        folders = {str(self.work): WORK, str(self.tmp): TMP}
+        """The uid tier's real folders named ``/work``, ``/tmp`` and ``/grader`` (as in the
+        bubblewrap tier) in what the judge and the student read."""
+        folders = {str(self.work): WORK, str(self.tmp): TMP,
+                   str(self.run_dir / "grader"): box.GRADER}
         rec = self.rec
         rec.trace = uid_tier.model_paths(rec.trace, folders)
         rec.stdout_tail = uid_tier.model_paths(rec.stdout_tail, folders)

@@ -35,7 +35,7 @@ from pathlib import Path
 
 __all__ = ["roots", "prepare", "prepare_files", "confine_spec", "drop", "end_uid",
            "remove_leftovers", "model_paths", "become_subreaper", "probe",
-           "renames_fail_between", "SHARED_TEMP"]
+           "renames_fail_between", "new_trace", "can_trace_other_uids", "SHARED_TEMP"]
 
 #: Folders every user may write, where a uid's files are looked for after its run.
 SHARED_TEMP = ("/tmp", "/var/tmp", "/dev/shm")
@@ -125,18 +125,17 @@ def become_subreaper() -> None:
         pass
 
 
-def _kill_as(uid: int) -> bool:
-    """Send SIGKILL to every process ``uid`` may signal, from a process running as it; whether
-    there was any."""
-    done = subprocess.run(["/bin/sh", "-c", "kill -9 -- -1 2>/dev/null"], user=uid, group=uid,
-                          extra_groups=[], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.DEVNULL, env={}, cwd="/", check=False)
-    return done.returncode == 0
+def _kill_as(uid: int) -> None:
+    """Send SIGKILL to every process ``uid`` may signal, from a process running as it."""
+    subprocess.run(["/bin/sh", "-c", "kill -9 -1"], user=uid, group=uid, extra_groups=[],
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, env={}, cwd="/", check=False)
 
 
-def _reap(uid: int) -> None:
-    """Reap this process's children of ``uid`` (orphans handed to the subreaper)."""
-    me = str(os.getpid())
+def _processes_of(uid: int) -> list[tuple[int, int, bool]]:
+    """(pid, parent pid, is a zombie) of every process whose real uid is ``uid``."""
+    found = []
+    wanted = str(uid)
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -145,27 +144,42 @@ def _reap(uid: int) -> None:
         except OSError:
             continue
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        if fields.get("PPid", "").strip() == me and fields.get("Uid", "").split()[:1] == [str(uid)]:
-            try:
-                os.waitpid(int(entry), os.WNOHANG)
-            except ChildProcessError:
-                pass
+        if fields.get("Uid", "").split()[:1] == [wanted]:
+            found.append((int(entry), int(fields.get("PPid", "0")),
+                          fields.get("State", "").split()[:1] in (["Z"], ["X"])))
+    return found
 
 
 def end_uid(uid: int, wait_for=None) -> bool:
     """End every process of ``uid``; True when none is left. ``wait_for`` (a Popen) is waited
-    for between the kill and the check, so that its zombies are reaped by their parent."""
+    for after the kill, so that its own children are reaped by their parent; orphans handed to
+    this process (a child subreaper) are reaped here."""
+    me = os.getpid()
     for attempt in range(20):
-        if not _kill_as(uid):
+        alive = [(pid, ppid) for pid, ppid, zombie in _processes_of(uid) if not zombie]
+        for pid, ppid, zombie in _processes_of(uid) if not alive else ():
+            if zombie and ppid == me:
+                _reap_one(pid)
+        if not alive:
             return True
+        _kill_as(uid)
         if wait_for is not None:
             try:
                 wait_for.wait(timeout=2)
             except subprocess.TimeoutExpired:
                 pass
-        _reap(uid)
-        time.sleep(0.005 * attempt)
-    return not _kill_as(uid)
+        for pid, ppid, _zombie in _processes_of(uid):
+            if ppid == me:
+                _reap_one(pid)
+        time.sleep(0.002 * attempt)
+    return not [pid for pid, _ppid, zombie in _processes_of(uid) if not zombie]
+
+
+def _reap_one(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
 
 
 def remove_leftovers(uid: int) -> list[str]:
@@ -205,10 +219,11 @@ def model_paths(text: str, folders: dict[str, str]) -> str:
     return text
 
 
-def probe(python: str, setpriv: str, prlimit: str | None, bpf: bytes, uid: int,
-          tmp_root: str, work_root: str) -> dict | str:
-    """Run ``_confine.py --probe`` as ``uid`` the way a submission runs: what it applied (a
-    dict), or why it could not run (one line)."""
+def probe(make_command, uid: int, tmp_root: str, work_root: str, bpf: bytes,
+          observer_uid: bool) -> dict | str:
+    """Run ``_confine.py --probe`` as ``uid`` under strace, the way a submission runs
+    (``make_command(trace, spec, cwd)`` gives the command): what it applied and whether strace
+    could name the file it wrote (a dict), or why it could not run (one line)."""
     run_dir = Path(tempfile.mkdtemp(prefix="checkpoint-lab-probe-", dir=work_root))
     parent = None
     try:
@@ -216,22 +231,43 @@ def probe(python: str, setpriv: str, prlimit: str | None, bpf: bytes, uid: int,
         work, tmp, parent = prepare(run_dir, tmp_root, uid)
         spec = confine_spec(run_dir / "grader", work, tmp, bpf)
         prepare_files(run_dir / "grader", uid)
-        cmd = [*drop(setpriv, uid), python, "-I", "-S", str(run_dir / "grader" / "_confine.py"),
-               str(spec), "--probe"]
-        if prlimit:
-            cmd = [prlimit, "--nproc=64", "--", *cmd]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=30, cwd=work)
+        trace = new_trace(run_dir, uid if observer_uid else 0)
+        done = subprocess.run(make_command(trace, spec), capture_output=True, text=True,
+                              timeout=30, cwd=work, env={"PATH": "/usr/bin:/bin"})
         if done.returncode != 0:
             why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
             return f"a submission could not run as an unprivileged uid here ({why})"
-        return json.loads(done.stdout)
-    except (OSError, ValueError, subprocess.SubprocessError) as err:
+        found = json.loads(done.stdout.strip().splitlines()[-1])
+        found["observed"] = "<" + _hexed(str(work / "probe.txt")) + ">" in trace.read_text(
+            encoding="latin-1")
+        return found
+    except (OSError, ValueError, IndexError, subprocess.SubprocessError) as err:
         return f"a submission could not run as an unprivileged uid here ({err})"
     finally:
         end_uid(uid)
         shutil.rmtree(run_dir, ignore_errors=True)
         if parent is not None:
             shutil.rmtree(parent, ignore_errors=True)
+
+
+def new_trace(run_dir: Path, owner: int) -> Path:
+    """The run's trace file, made empty, 0600, owned by whoever runs strace."""
+    trace = run_dir / "trace"
+    os.close(os.open(trace, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    os.chown(trace, owner, owner)
+    return trace
+
+
+def can_trace_other_uids() -> bool:
+    """Whether this process (root) has CAP_SYS_PTRACE, which strace needs to name the files of
+    processes of another uid (Docker's default profile does not grant it)."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return False
+    effective = next((line.split()[1] for line in status.splitlines()
+                      if line.startswith("CapEff:")), "0")
+    return bool(int(effective, 16) >> 19 & 1)
 
 
 def renames_fail_between(work_root: str, tmp_root: str) -> bool:
