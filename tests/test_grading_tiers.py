@@ -35,6 +35,7 @@ from tests.conftest import (
     grade_catalog_batch,
     grading_env,
     require_tools,
+    run_autograder_in,
     said_by,
 )
 
@@ -414,3 +415,56 @@ def test_the_uid_tier_batch_leaves_no_process_no_write_and_no_connection(batch):
     assert batch["scores"] == batch["scores_later"], "the gradebook changed after the batch"
     assert not batch["connections"], f"connections to {LISTEN}: {batch['connections']}"
 
+
+
+#: Appended to the starter: reads the reference from the autograder and forges its results.
+FORGE = '''
+import os as _os
+_ref = "/autograder/source/checkpoint-lab/solutions/02_two_latent_failures.py"
+try:
+    exec(open(_ref).read())
+except OSError:
+    pass
+for _path in ("/autograder/results/results.json", "/autograder/source/checkpoint_lab_course.json"):
+    try:
+        with open(_path, "w") as _f:
+            _f.write('{"score": 999, "tests": []}')
+    except OSError:
+        pass
+'''
+
+
+@pytest.fixture(scope="module")
+def autograder_zip(tmp_path_factory) -> Path:
+    from tests.fixtures.notebooks.course_cache import shared_course
+
+    out = tmp_path_factory.mktemp("gradescope") / "autograder.zip"
+    done = subprocess.run([sys.executable, "-m", "graders.cli", "gradescope", "--course",
+                           str(shared_course().root), "-o", str(out)],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.mark.timeout(1200)
+def test_run_autograder_grades_in_the_uid_tier(autograder_zip, tmp_path):
+    from graders.checks import checks_for
+    from tests.fixtures.notebooks.course_cache import shared_course
+    from tests.fixtures.notebooks.submissions import LEVEL2, STARTER2, _level2
+
+    require_tools()
+    source = {p.stem: json.loads(p.read_text())
+              for p in sorted(shared_course().source_dir.glob("*.ipynb"))}
+    release = json.loads((shared_course().release_dir / f"{LEVEL2}.ipynb").read_text())
+    wrap = (*contained(), *docker_root())
+    results = run_autograder_in(autograder_zip, tmp_path / "reference", {
+        f"{name}.ipynb": json.dumps(nb).encode() for name, nb in source.items()}, wrap)
+    full = sum(c.points for e in source for c in checks_for(e))
+    assert results["score"] == full > 0, results["output"]
+    forged = _level2(release, STARTER2, FORGE)
+    results = run_autograder_in(autograder_zip, tmp_path / "forged",
+                                {f"{LEVEL2}.ipynb": json.dumps(forged).encode()}, wrap)
+    assert results["score"] == 0 and results["tests"], results["output"]
+    manifest = json.loads((tmp_path / "forged" / "source" / "checkpoint_lab_course.json")
+                          .read_text())
+    assert "exercises" in manifest

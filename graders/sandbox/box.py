@@ -29,7 +29,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from graders.sandbox import filters, uid_tier, uids
+import graders.sandbox.filters as filters
+import graders.sandbox.uid_tier as uid_tier
+import graders.sandbox.uids as uids
 
 __all__ = ["Tools", "Tier", "find_tools", "tier", "sandbox_problem", "observer_problem",
            "command", "LIMITS", "WORK", "TMP", "GRADER", "TRACE_CAP"]

@@ -19,8 +19,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import graders.sandbox.box as box
+import graders.sandbox.filters as filters
+import graders.sandbox.uid_tier as uid_tier
+import graders.sandbox.uids as uids
 from graders.judge.recording import Recording, Snapshot
-from graders.sandbox import box, filters, uid_tier, uids
 from graders.sandbox.box import TMP, TRACE_CAP, WORK, command, find_tools
 from graders.sandbox.calls import CallServer
 from graders.sandbox.framing import FrameReader
