@@ -5,8 +5,9 @@ CAP_SYS_ADMIN or user namespaces, so bubblewrap cannot start. There each submiss
 
 - as an unprivileged uid of its own (setpriv; reserved, see :mod:`graders.sandbox.uids`), with no
   capabilities and no_new_privs, under prlimit's limits (processes of that uid, memory, files);
-- in a working folder and a temp folder of its own (0700, owned by that uid), inside run
-  folders only that uid may pass through (0710, group of that uid; the grader's files 0640);
+- in a working folder and a temp folder of its own (0700, owned by that uid), on two
+  filesystems where the machine has two, inside run folders only that uid may pass through
+  (0710, group of that uid; the grader's files 0640);
 - confined by ``_confine.py`` before any of its code runs: a seccomp filter refuses the network
   and nested user namespaces, and Landlock (where the kernel has version 2 or later) leaves it
   nothing to read but the system, the grader's Python and its run's files, nothing to write but
@@ -53,17 +54,17 @@ def _free(path: str) -> int:
 
 
 def roots() -> tuple[str, str]:
-    """(where working folders are made, where temp folders are made): two filesystems where the
-    machine has two with room (a container's ``/dev/shm`` and its disk), else one."""
-    default = os.path.realpath(tempfile.gettempdir())
-    work = "/dev/shm" if _free("/dev/shm") >= 64 << 20 else default
-    work = os.path.realpath(work)
+    """(where run folders and their working folders are made, where temp folders are made): the
+    machine's temp folder, and another filesystem with room where there is one (a container's
+    ``/dev/shm``). The run folder (the trace among its files) is never under ``/dev/shm``,
+    where the submission may make files (POSIX semaphores)."""
+    work = os.path.realpath(tempfile.gettempdir())
     dev = os.stat(work).st_dev
-    for candidate in (default, "/var/tmp", "/tmp", "/dev/shm"):
+    for candidate in ("/dev/shm", "/var/tmp", "/tmp"):
         path = os.path.realpath(candidate)
         if _free(path) >= 16 << 20 and os.stat(path).st_dev != dev:
             return work, path
-    return work, default
+    return work, work
 
 
 def _own(path: Path, mode: int, uid: int, gid: int) -> None:
