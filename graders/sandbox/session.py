@@ -125,7 +125,7 @@ class Session:
             os.close(write)
             return {"seccomp_fd": read}, env, self.run_dir
         uid_tier.become_subreaper()
-        uid_tier.end_uid(uid)  # whatever a crashed grader's run of this uid left
+        uid_tier.end_uid(uid, known_alive=False)  # what a crashed grader's run of it left
         self.work, self.tmp, self.tmp_parent = uid_tier.prepare(self.run_dir, self.tier.tmp_root,
                                                                 uid)
         spec = uid_tier.confine_spec(self.run_dir / "grader", self.work, self.tmp,

@@ -127,53 +127,61 @@ def become_subreaper() -> None:
 
 
 def _kill_as(uid: int) -> None:
-    """Send SIGKILL to every process ``uid`` may signal, from a process running as it."""
-    subprocess.run(["/bin/sh", "-c", "kill -9 -1"], user=uid, group=uid, extra_groups=[],
-                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, env={}, cwd="/", check=False)
+    """Send SIGKILL to every process ``uid`` may signal, from a process running as it (its
+    result says nothing: kill(-1) succeeds wherever any other process exists)."""
+    pid = os.fork()
+    if pid == 0:  # the child: nothing but system calls, then _exit
+        try:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            os.kill(-1, 9)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
 
 
 def _processes_of(uid: int) -> list[tuple[int, int, bool]]:
-    """(pid, parent pid, is a zombie) of every process whose real uid is ``uid``."""
+    """(pid, parent pid, is a zombie) of every process of ``uid``. A process's /proc folder is
+    owned by its uid (by root where it made itself undumpable: kill(-1) ends those all the
+    same; this list only checks it and finds what is left to reap)."""
     found = []
-    wanted = str(uid)
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
         try:
+            if not entry.isdigit() or os.stat(f"/proc/{entry}").st_uid != uid:
+                continue
             status = Path(f"/proc/{entry}/status").read_text()
         except OSError:
             continue
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        if fields.get("Uid", "").split()[:1] == [wanted]:
-            found.append((int(entry), int(fields.get("PPid", "0")),
-                          fields.get("State", "").split()[:1] in (["Z"], ["X"])))
+        found.append((int(entry), int(fields.get("PPid", "0")),
+                      fields.get("State", "").split()[:1] in (["Z"], ["X"])))
     return found
 
 
-def end_uid(uid: int, wait_for=None) -> bool:
+def end_uid(uid: int, wait_for=None, *, known_alive: bool = True) -> bool:
     """End every process of ``uid``; True when none is left. ``wait_for`` (a Popen) is waited
     for after the kill, so that its own children are reaped by their parent; orphans handed to
-    this process (a child subreaper) are reaped here."""
+    this process (a child subreaper) are reaped here. With ``known_alive=False`` the kill is
+    made only if a process of ``uid`` is found."""
     me = os.getpid()
-    for attempt in range(20):
-        alive = [(pid, ppid) for pid, ppid, zombie in _processes_of(uid) if not zombie]
-        for pid, ppid, zombie in _processes_of(uid) if not alive else ():
-            if zombie and ppid == me:
-                _reap_one(pid)
-        if not alive:
-            return True
+    if known_alive or _processes_of(uid):
         _kill_as(uid)
         if wait_for is not None:
             try:
                 wait_for.wait(timeout=2)
             except subprocess.TimeoutExpired:
                 pass
-        for pid, ppid, _zombie in _processes_of(uid):
-            if ppid == me:
+    for attempt in range(20):
+        left = _processes_of(uid)
+        for pid, ppid, zombie in left:
+            if zombie and ppid == me:
                 _reap_one(pid)
+        if not [pid for pid, _ppid, zombie in left if not zombie]:
+            return True
+        _kill_as(uid)
         time.sleep(0.002 * attempt)
-    return not [pid for pid, _ppid, zombie in _processes_of(uid) if not zombie]
+    return False
 
 
 def _reap_one(pid: int) -> None:
@@ -245,7 +253,7 @@ def probe(make_command, uid: int, tmp_root: str, work_root: str, bpf: bytes,
     except (OSError, ValueError, IndexError, subprocess.SubprocessError) as err:
         return f"a submission could not run as an unprivileged uid here ({err})"
     finally:
-        end_uid(uid)
+        end_uid(uid, known_alive=False)
         shutil.rmtree(run_dir, ignore_errors=True)
         if parent is not None:
             shutil.rmtree(parent, ignore_errors=True)
