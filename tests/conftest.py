@@ -33,15 +33,16 @@ def repo_root() -> Path:
 DOCKER_CAPS = ("chown", "dac_override", "fsetid", "fowner", "mknod", "net_raw", "setgid", "setuid",
                "setfcap", "setpcap", "net_bind_service", "sys_chroot", "kill", "audit_write")
 
-#: Runs ``argv[argv.index("--") + 1:]`` (run as real root) as in a JupyterHub pod (``pod``: uid
-#: 1000 in a user namespace that allows no other) or, with ``docker-root``, as Docker's default
-#: profile would as root: uid 0 without CAP_SYS_ADMIN (Docker's capabilities only) in a user
-#: namespace that maps every uid to itself (so setpriv can drop to any uid, as in a container)
-#: and whose parent allows no further user namespace (bubblewrap then fails with EPERM,
-#: `unshare -U` with ENOSPC, as `../shared/tools/envsim docker-root` has them). Both run in a
-#: mount namespace of their own where the grader's Python is readable by every user, as in a
-#: container image (a folder above it that is closed to others, such as /root, is replaced by an
-#: open one holding only that Python).
+#: Runs ``argv[argv.index("--") + 1:]`` (run as real root) as uid 1000 (``user``), as in a
+#: JupyterHub pod (``pod``: uid 1000 in a user namespace that allows no other) or, with
+#: ``docker-root``, as Docker's default profile would as root: uid 0 without CAP_SYS_ADMIN
+#: (Docker's capabilities only) in a user namespace that maps every uid to itself (so setpriv
+#: can drop to any uid, as in a container) and whose parent allows no further user namespace
+#: (bubblewrap then fails with EPERM, `unshare -U` with ENOSPC, as
+#: `../shared/tools/envsim docker-root` has them). All run in a mount namespace of their own
+#: where the grader's Python is readable by every user, as in a container image (a folder above
+#: it that is closed to others, such as /root, is replaced by an open one holding only that
+#: Python).
 _DOCKER_ROOT = r"""
 # checkpoint-lab test harness
 import ctypes, os, signal, sys, tempfile
@@ -105,6 +106,9 @@ def outer_userns():
 CMD = sys.argv[sys.argv.index("--") + 1:]
 MODE, CAPS = sys.argv[1], sys.argv[2]
 open_up_python()
+if MODE == "user":
+    os.execvp("setpriv", ["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", "--",
+                          *CMD])
 if MODE.startswith("pod"):
     mask = ["--ro-bind", "/dev/null", CAPS] if MODE == "pod-no-bwrap" else []
     os.execvp("bwrap", ["bwrap", "--dev-bind", "/", "/", *mask, "--unshare-user",
@@ -126,6 +130,12 @@ def pod(*cmd: str, bwrap: bool = True) -> list[str]:
     ``bwrap=False`` bubblewrap is not there either. Needs root."""
     mode = "pod" if bwrap else "pod-no-bwrap"
     return [sys.executable, "-c", _DOCKER_ROOT, mode, shutil.which("bwrap") or "", "--", *cmd]
+
+
+def as_user(*cmd: str) -> list[str]:
+    """``cmd`` run as uid 1000 on this machine as it is (user namespaces allowed), the grader's
+    Python readable (see ``_DOCKER_ROOT``); needs root."""
+    return [sys.executable, "-c", _DOCKER_ROOT, "user", "", "--", *cmd]
 
 
 def run_autograder_in(zip_path: Path, tree: Path, files: dict[str, bytes],

@@ -226,11 +226,10 @@ class Session:
             self.rec.ended = "died"
             self.rec.detail = ("stopped the grader's observer (strace) before the run ended, so "
                                "its file operations could not all be recorded")
-            self.rec.protocol.append("the observer was stopped")
         if self.uid_tier:
             self._name_folders_as_the_model_does()
-            self.rec.protocol.extend(f"left {path} in a shared temp folder (removed)"
-                                     for path in uid_tier.remove_leftovers(self.held.uid))
+            # gone with the run, as the bubblewrap tier's tmpfs mounts are
+            uid_tier.remove_leftovers(self.held.uid)
         self._remove_folders()
 
     def _remove_folders(self) -> None:
