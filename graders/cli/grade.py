@@ -60,6 +60,12 @@ def _check_arguments(args: argparse.Namespace) -> None:
     problem = grading_problem()
     if problem:
         raise UsageError(problem)
+    if args.no_sandbox:
+        print("sandbox: none (--no-sandbox: traced, not confined; trusted code only)")
+    else:
+        from graders.sandbox.box import tier
+
+        print(tier().describe())
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: give at least 1")
     if not args.course.is_dir():

@@ -53,7 +53,8 @@ class Recording:
     """One run: how it ended, the calls, the save markers, the trace, the outputs.
 
     ``ended`` is ``"finished"`` (run_agent returned), ``"raised"`` (see ``error``),
-    ``"not_loaded"`` (see ``load``), ``"hung"``, or ``"died"`` (see ``detail``).
+    ``"not_loaded"`` (see ``load``), ``"hung"``, or ``"died"`` (see ``detail``). ``tier`` names
+    the sandbox it ran in (``"bubblewrap"``, ``"uid"``, or ``"none"`` for trusted code).
     """
 
     scenario: str | None
@@ -76,3 +77,4 @@ class Recording:
     elapsed: float = 0.0
     exit_code: int | None = None
     kept: str | None = None
+    tier: str = ""

@@ -19,8 +19,12 @@ import tempfile
 import time
 from pathlib import Path
 
+import graders.sandbox.box as box
+import graders.sandbox.filters as filters
+import graders.sandbox.uid_tier as uid_tier
+import graders.sandbox.uids as uids
 from graders.judge.recording import Recording, Snapshot
-from graders.sandbox.box import TRACE_CAP, WORK, command, find_tools, sandbox_uid
+from graders.sandbox.box import TMP, TRACE_CAP, WORK, command, find_tools
 from graders.sandbox.calls import CallServer
 from graders.sandbox.framing import FrameReader
 from graders.sandbox.snapshots import listing, read_safely
@@ -52,23 +56,32 @@ class Session:
         self.sandbox = sandbox
         self.timeout = timeout
         self.keep = keep
-        self.run_dir = Path(tempfile.mkdtemp(prefix="checkpoint-lab-run-", dir=_scratch_root()))
+        chosen = box.tier() if sandbox else None
+        self.tier = chosen if isinstance(chosen, box.Tier) else None
+        self.uid_tier = self.tier is not None and self.tier.name == "uid"
+        # 0700 (mkdtemp's own mode): no other user reaches the submission or its trace
+        root = self.tier.work_root if self.uid_tier else _scratch_root()
+        self.run_dir = Path(tempfile.mkdtemp(prefix="checkpoint-lab-run-", dir=root))
         grader = self.run_dir / "grader"
         grader.mkdir()
         shutil.copyfile(_BOOTSTRAP, grader / "_bootstrap.py")
         (grader / "submission.py").write_text(source, encoding="utf-8")
-        for path in (self.run_dir, grader, grader / "_bootstrap.py", grader / "submission.py"):
+        for path in (grader, grader / "_bootstrap.py", grader / "submission.py"):
             os.chmod(path, 0o755 if path.is_dir() else 0o644)
         self.work = self.run_dir / "work"
+        self.tmp: Path | None = None
+        self.tmp_parent: Path | None = None
         if not sandbox:
             self.work.mkdir()
         self.trace = self.run_dir / "trace"
         self.rec = Recording(scenario=getattr(scenario, "name", None), mode=mode,
                              sandboxed=sandbox)
+        self.rec.tier = self.tier.name if self.tier else "none"
         self.calls = CallServer(scenario, self.rec, None, self.snapshot)
         self.frames = FrameReader(self.rec.protocol)
         self.child_pid: int | None = None
         self.outputs = {"stdout": b"", "stderr": b""}
+        self.held = None
 
     # -- the process -----------------------------------------------------------------------
 
@@ -79,24 +92,50 @@ class Session:
         info_r, info_w = os.pipe()
         self.info_r = info_r
         tools = find_tools()
-        uid = sandbox_uid()
+        if self.sandbox and os.geteuid() == 0:
+            self.held = uids.reserve()
+        uid = self.held.uid if self.held else os.geteuid()
+        observer = uid if self.uid_tier and self.tier.observer_uid else os.geteuid()
+        self.trace = uid_tier.new_trace(self.run_dir, observer)
+        extra, env, cwd = self._tier_setup(uid)
         cmd = command(tools, run_dir=self.run_dir, trace=self.trace, fd=theirs.fileno(),
                       info_fd=info_w if self.sandbox else None, mode=self.mode,
-                      sandbox=self.sandbox, uid=uid)
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+                      sandbox=self.sandbox, uid=uid, chosen=self.tier, **extra)
         self.started = time.monotonic()
+        keep_open = (theirs.fileno(), info_w, *[v for v in extra.values() if isinstance(v, int)])
         try:
             self.proc = subprocess.Popen(
                 cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                pass_fds=(theirs.fileno(), info_w), start_new_session=True,
-                cwd=self.work if not self.sandbox else self.run_dir, env=env)
+                pass_fds=keep_open, start_new_session=True, cwd=cwd, env=env)
         finally:
             theirs.close()
             os.close(info_w)
+            for value in extra.values():
+                if isinstance(value, int):
+                    os.close(value)
+
+    def _tier_setup(self, uid: int) -> tuple[dict, dict, Path]:
+        """(command's extra arguments, environment, working directory) of this run's tier."""
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+        if not self.sandbox:
+            return {}, env, self.work
+        if not self.uid_tier:
+            read, write = os.pipe()  # bubblewrap reads the filter from this pipe
+            os.write(write, filters.compiled(network=True))
+            os.close(write)
+            return {"seccomp_fd": read}, env, self.run_dir
+        uid_tier.become_subreaper()
+        uid_tier.end_uid(uid, known_alive=False)  # what a crashed grader's run of it left
+        self.work, self.tmp, self.tmp_parent = uid_tier.prepare(self.run_dir, self.tier.tmp_root,
+                                                                uid)
+        spec = uid_tier.confine_spec(self.run_dir / "grader", self.work, self.tmp,
+                                     filters.compiled(network=False))
+        uid_tier.prepare_files(self.run_dir / "grader", uid)
+        return {"spec": spec}, box.uid_environment(self.work, self.tmp), self.work
 
     def where(self) -> Path | None:
         """The submission's working directory as this process can read it."""
-        if not self.sandbox:
+        if not self.sandbox or self.uid_tier:
             return self.work
         if self.child_pid is None:
             try:
@@ -171,21 +210,61 @@ class Session:
 
     def stop(self) -> None:
         """End every process of the run, close what is open, and fill in the recording."""
+        if getattr(self, "proc", None) is None:  # it never started
+            self._remove_folders()
+            return
+        # an observer running as the submission's uid may have been killed by it
+        observer_killed = (self.uid_tier and self.tier.observer_uid
+                           and self.proc.poll() is not None and self.proc.returncode < 0
+                           and self.proc.returncode != -signal.SIGXFSZ)
         self._end_processes()
         self._drain_outputs()
         self.sock.close()
         os.close(self.info_r)
         self._finish_recording()
-        if not self.keep:
-            shutil.rmtree(self.run_dir, ignore_errors=True)
-        else:
+        if observer_killed:
+            self.rec.ended = "died"
+            self.rec.detail = ("stopped the grader's observer (strace) before the run ended, so "
+                               "its file operations could not all be recorded")
+        if self.uid_tier:
+            self._name_folders_as_the_model_does()
+            # gone with the run, as the bubblewrap tier's tmpfs mounts are
+            uid_tier.remove_leftovers(self.held.uid)
+        self._remove_folders()
+
+    def _remove_folders(self) -> None:
+        if self.held is not None:
+            self.held.release()
+        if self.tmp_parent is not None:
+            shutil.rmtree(self.tmp_parent, ignore_errors=True)
+        if self.keep:
             self.rec.kept = str(self.run_dir)
+        else:
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+
+    def _name_folders_as_the_model_does(self) -> None:
+        """The uid tier's real folders named ``/work``, ``/tmp`` and ``/grader`` (as in the
+        bubblewrap tier) in what the judge and the student read."""
+        folders = {str(self.work): WORK, str(self.tmp): TMP,
+                   str(self.run_dir / "grader"): box.GRADER}
+        rec = self.rec
+        rec.trace = uid_tier.model_paths(rec.trace, folders)
+        rec.stdout_tail = uid_tier.model_paths(rec.stdout_tail, folders)
+        rec.stderr_tail = uid_tier.model_paths(rec.stderr_tail, folders)
+        for record in (rec.error, rec.load):
+            if isinstance(record, dict) and isinstance(record.get("message"), str):
+                record["message"] = uid_tier.model_paths(record["message"], folders)
 
     def _end_processes(self) -> None:
-        # The sandbox's own pid 1 first: the kernel then ends every process in its namespace,
-        # bubblewrap exits, strace sees it and exits, and each is reaped by its own parent, so
-        # nothing is left behind as an orphan. The whole group only if that did not end it.
-        if self.sandbox and self.proc.poll() is None:
+        # uid tier: every process of the run's uid, killed by a process of that uid; strace
+        # then sees its tracees gone and exits.
+        if self.uid_tier and self.held is not None:
+            uid_tier.end_uid(self.held.uid, wait_for=self.proc)
+        # bubblewrap: the sandbox's own pid 1 first: the kernel then ends every process in its
+        # namespace, bubblewrap exits, strace sees it and exits, and each is reaped by its own
+        # parent, so nothing is left behind as an orphan. The whole group only if that did not
+        # end it.
+        if self.sandbox and not self.uid_tier and self.proc.poll() is None:
             self.where()
             if self.child_pid is not None:
                 try:
