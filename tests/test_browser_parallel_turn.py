@@ -25,7 +25,7 @@ pytestmark = pytest.mark.browser
 def test_the_slider_walks_the_turn_and_the_pane_follows(page, lab):
     open_notebook(page, lab, "lessons/05_several_tool_calls_in_one_turn.ipynb")
     run_all(page)
-    view = visible(page, ".cl-parallel-turn")
+    view = visible(page, ".cl-parallel-turn").first  # the lesson's "Now change it" shows another
     view.scroll_into_view_if_needed()
     pane = view.locator(".widget-html").last
     assert "model call 1 asks for 3 tools" in pane.inner_text()
