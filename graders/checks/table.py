@@ -96,9 +96,14 @@ class ResultTable:
                     body = text
                     if text:
                         shown[text] = f"{check.id} ({first})"
-                if others:
-                    body += (f" The same at {len(others)} more crash point"
-                             f"{'s' if len(others) != 1 else ''}: {', '.join(others)}.")
+                more = f"{len(others)} more crash point{'s' if len(others) != 1 else ''}"
+                if not text:  # what it found is held back (graders.checks.gate)
+                    body = "Failed here"
+                    if others:
+                        body += f", and at {more}: {', '.join(others)}"
+                    body += "."
+                elif others:
+                    body += f" The same at {more}: {', '.join(others)}."
                 rows.append(Row(first, "FAIL", body.strip(), level=1))
             if len(causes) > MAX_POINT_ROWS:
                 more = sum(len(points) for _, points in causes[MAX_POINT_ROWS:])
