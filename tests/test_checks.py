@@ -425,7 +425,8 @@ def test_run_check_runs_nothing_in_a_grading_kernel(capsys, monkeypatch, variabl
     monkeypatch.setenv(variable, value)
     run_check("l2_atomic_save", {"save_checkpoint": None})
     out, err = capsys.readouterr()
-    assert out.strip() == "Check l2_atomic_save (an atomic save) is graded outside this kernel."
+    assert out.strip() == ("Check l2_atomic_save (survives a kill during a save) is graded "
+                           "outside this kernel.")
     assert err == ""
     monkeypatch.setenv("NBGRADER_EXECUTION", "validate")
     monkeypatch.delenv("CHECKPOINT_LAB_GRADING", raising=False)

@@ -114,6 +114,7 @@ FIXTURES = {
     "tests/fixtures/03_power_cut/passes_fdatasync_pathlib.py": {"file_synced",
                                                                      "directory_synced"},
     "tests/fixtures/03_power_cut/starter.py": set(),
+    "tests/fixtures/03_power_cut/fails_all_no_fsync.py": set(),
     "tests/fixtures/03_power_cut/fails_directory_file_only.py": {"file_synced"},
     "tests/fixtures/03_power_cut/fails_directory_synced_before_rename.py": {"file_synced"},
     "tests/fixtures/03_power_cut/fails_file_directory_only.py": {"directory_synced"},
@@ -146,7 +147,7 @@ def test_each_fixture_earns_what_its_name_says(path):
 @needs_sandbox
 @pytest.mark.sandbox
 def test_the_messages_name_the_state_and_what_resume_runs_into():
-    starter = level3("tests/fixtures/03_power_cut/starter.py",
+    starter = level3("tests/fixtures/03_power_cut/fails_all_no_fsync.py",
                      include_hidden=False)
     data = starter["l3_file_synced"].message
     assert "checkpoint.json could be empty" in data and "before the bytes" in data

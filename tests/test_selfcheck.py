@@ -61,8 +61,9 @@ def test_text_table_lists_each_check_and_each_failed_crash_point():
     assert lines[0] == "Self-check"
     assert lines[1].split() == ["check", "/", "crash", "point", "result", "message"]
     assert any(line.startswith("l2_atomic_save ") and "FAIL 0/3" in line for line in lines)
-    assert any(line.startswith("  torn_write_save_2 ") for line in lines)
-    assert "torn save 2 <b>half</b>" in text  # text is not escaped
+    # one row per cause: save 1's message, then the other crash points with the same cause
+    assert any(line.startswith("  torn_write_save_1 ") for line in lines)
+    assert "torn_write_save_2." in text and "torn save 1 <b>half</b>" in text  # not escaped
     assert "2 of 2 failed." in text and "full message" not in text  # the summary, points below
     assert any(line.startswith("l2_save_point_a ") and "PASS 3/3" in line for line in lines)
     assert "no_crash" not in text  # a passing crash point is not listed
@@ -93,7 +94,10 @@ def test_a_crash_point_that_passed_is_not_listed():
 
 
 def test_many_failed_crash_points_are_capped():
-    rows = ResultTable([failing_atomic(MAX_POINT_ROWS + 3)]).rows()
+    result = failing_atomic(MAX_POINT_ROWS + 3)
+    for number, v in enumerate(result.verdicts):  # each crash point a cause of its own
+        v.evidence["problems"] = [f"cause_{number}"] if not v.passed else []
+    rows = ResultTable([result]).rows()
     assert len(rows) == 1 + MAX_POINT_ROWS + 1
     assert rows[-1].message.startswith("3 more crash points failed")
 

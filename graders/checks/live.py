@@ -9,6 +9,7 @@ import os
 from typing import Any
 
 from graders.checks.base import CHECKS, GRADING_ENV, LEVEL3, LEVEL4, VISIBLE_SCENARIO, Check
+from graders.checks.gate import hold_back
 from graders.checks.grading_faults import grader_fault
 from graders.checks.incomplete_checkpoint import (
     describe,
@@ -75,7 +76,7 @@ def evaluate_check(check_id: str, namespace: dict) -> CheckResult:
     """
     from graders.sandbox.engine import SELF_CHECK_NOTE, grading_problem
 
-    result = _evaluate_check(check_id, namespace)
+    result = hold_back(_evaluate_check(check_id, namespace))  # Level 2: part 1 first
     if (check_id != "l1_missing_fields" and CHECKS[check_id].notebook not in (LEVEL3, LEVEL4)
             and grading_problem() is not None):
         result.message = f"{SELF_CHECK_NOTE}\n{result.message}"

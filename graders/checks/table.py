@@ -1,8 +1,10 @@
 """The self-check table: check results as HTML in JupyterLab and as text everywhere else.
 
 Each check is a row (its id, pass or fail with the points, its title and message); under a failed
-check, each crash point that failed is a row of its own, with the judge's verdict. Hidden
-checks are listed as running when the work is graded.
+check comes one row per distinct cause: what the judge found at the first crash point where it
+happened, then the other crash points with the same cause. A cause already shown under an earlier
+check of the table is named, not repeated. Hidden checks are listed as running when the work is
+graded.
 """
 
 from __future__ import annotations
@@ -14,14 +16,15 @@ import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from graders.checks.counting import counts_against
+from graders.checks.base import LEVEL3, LEVEL4
+from graders.checks.counting import GROUPS, counts_against
 
 __all__ = [
     "ResultTable", "Row", "MAX_POINT_ROWS", "VERDICTS_ATTRIBUTE",
 ]
 
 
-#: At most this many failed crash points are listed under one check.
+#: At most this many causes are listed under one check.
 MAX_POINT_ROWS = 6
 
 
@@ -74,7 +77,8 @@ class ResultTable:
 
     def rows(self) -> list[Row]:
         """The table's rows, in order."""
-        rows = []
+        rows: list[Row] = []
+        shown: dict[str, str] = {}  # a cause's text -> where the table first showed it
         for result in self.results:
             check = result.check
             status = "PASS" if result.passed else "FAIL"
@@ -83,11 +87,29 @@ class ResultTable:
             message = (result.summary or result.message) if failed else result.message
             rows.append(Row(check.id, f"{status} {_num(result.points_earned)}/{check.points}",
                             f"{check.title[0].upper()}{check.title[1:]}. {message}"))
-            for verdict in failed[:MAX_POINT_ROWS]:
-                rows.append(Row(verdict.point, "FAIL", verdict.message, level=1))
-            if len(failed) > MAX_POINT_ROWS:
-                rows.append(Row("...", "", f"{len(failed) - MAX_POINT_ROWS} more crash points "
-                                "failed; fix the ones above first", level=1))
+            causes = _causes(check, failed)
+            for text, points in causes[:MAX_POINT_ROWS]:
+                first, others = points[0], points[1:]
+                if text in shown:
+                    body = f"The same as under {shown[text]}, above."
+                else:
+                    body = text
+                    if text:
+                        shown[text] = f"{check.id} ({first})"
+                more = f"{len(others)} more crash point{'s' if len(others) != 1 else ''}"
+                if not text:  # what it found is held back (graders.checks.gate)
+                    body = "Failed here"
+                    if others:
+                        body += f", and at {more}: {', '.join(others)}"
+                    body += "."
+                elif others:
+                    body += f" The same at {more}: {', '.join(others)}."
+                rows.append(Row(first, "FAIL", body.strip(), level=1))
+            if len(causes) > MAX_POINT_ROWS:
+                more = sum(len(points) for _, points in causes[MAX_POINT_ROWS:])
+                rows.append(Row("...", "", f"{more} more crash points failed, for "
+                                f"{len(causes) - MAX_POINT_ROWS} other causes; fix the ones "
+                                "above first", level=1))
         for check in self.hidden:
             rows.append(Row(check.id, "when graded",
                             f"{check.title[0].upper()}{check.title[1:]}. Hidden check "
@@ -156,6 +178,40 @@ class ResultTable:
 
     def __repr__(self) -> str:
         return f"<ResultTable: {self.summary()}>"
+
+
+def _own_problems(check) -> frozenset[str] | None:
+    """The judge's problems ``check`` judges (None: every problem is its own)."""
+    if check.notebook == LEVEL3:
+        return frozenset({check.problem})
+    if check.notebook == LEVEL4:
+        return GROUPS[check.problem]
+    return None
+
+
+def _cause(check, verdict) -> tuple[tuple, str]:
+    """(what groups ``verdict`` with others of the same cause, what it says for ``check``)."""
+    evidence = verdict.evidence or {}
+    problems = list(evidence.get("problems") or ())
+    messages = evidence.get("messages") or {}
+    own = _own_problems(check)
+    mine = [p for p in problems if own is None or p in own]
+    if mine and all(p in messages for p in mine):
+        text = " ".join(messages[p] for p in mine)
+    else:
+        text = verdict.message
+    key = ("problems", *sorted(mine or problems)) if problems else ("message", text)
+    return key, text
+
+
+def _causes(check, failed: list) -> list[tuple[str, list[str]]]:
+    """The distinct causes of ``failed`` (verdicts), in order: (the first one's text, every
+    crash point where it happened)."""
+    groups: dict[tuple, tuple[str, list[str]]] = {}
+    for verdict in failed:
+        key, text = _cause(check, verdict)
+        groups.setdefault(key, (text, []))[1].append(verdict.point)
+    return list(groups.values())
 
 
 def _num(value: float) -> str:

@@ -30,30 +30,33 @@ _ATOMIC = dict(success="after every crash checkpoint.json was one complete save"
 _SAVE_POINT_A = dict(success="after every crash checkpoint.json accounted for every tool that "
                      "had run")
 
+# The titles and descriptions say what is checked, never the fix: the ids stay as the gradebook
+# knows them (a student reads them in the notebook's check cells).
 register(
     Check(
-        "l2_atomic_save", LEVEL2, "an atomic save", 3, False,
-        "runs your code on support-tickets, tears every save part-way and kills the process "
-        "just before every rename, and reads checkpoint.json after each crash",
+        "l2_atomic_save", LEVEL2, "survives a kill during a save", 3, False,
+        "runs your code on support-tickets, kills it in the middle of every save, and reads "
+        "checkpoint.json after each kill",
         ANSWER_CELLS[LEVEL2], VISIBLE_SCENARIO, ATOMIC_KINDS, **_ATOMIC,
     ),
     Check(
-        "l2_save_point_a", LEVEL2, "save point A", 3, False,
+        "l2_save_point_a", LEVEL2, "a kill during a tool leaves a true record", 3, False,
         "runs your code on support-tickets, kills the process while each tool runs and while "
         "each model call is in flight, and compares checkpoint.json with the tool ledger",
         ANSWER_CELLS[LEVEL2], VISIBLE_SCENARIO, SAVE_POINT_A_KINDS, **_SAVE_POINT_A,
     ),
     Check(
-        "l2_atomic_save_hidden", LEVEL2, "an atomic save, on a longer task", 2, True,
-        "runs the whole crash matrix for the save (torn writes, kills before each rename) on "
-        "the longer long-migration scenario when your work is graded",
+        "l2_atomic_save_hidden", LEVEL2, "survives a kill during a save, on a longer task", 2,
+        True,
+        "kills your code in the middle of every save on the longer long-migration scenario "
+        "when your work is graded",
         ANSWER_CELLS[LEVEL2], HIDDEN_SCENARIO, ATOMIC_KINDS, **_ATOMIC,
     ),
     Check(
-        "l2_save_point_a_hidden", LEVEL2, "save point A, on a longer task", 2, True,
-        "runs the whole crash matrix for the save points (kills while each tool runs and "
-        "while each model call is in flight) on the longer long-migration scenario when your "
-        "work is graded",
+        "l2_save_point_a_hidden", LEVEL2, "a kill during a tool leaves a true record, on a "
+        "longer task", 2, True,
+        "kills your code while each tool runs and while each model call is in flight on the "
+        "longer long-migration scenario when your work is graded",
         ANSWER_CELLS[LEVEL2], HIDDEN_SCENARIO, SAVE_POINT_A_KINDS, **_SAVE_POINT_A,
     ),
 )
@@ -84,8 +87,13 @@ def _judge_matrix(check: Check, verdicts: list) -> CheckResult:
     done = f"Ran your code on {check.scenario} to the end and at {crash_points} ({kinds})"
     unfinished = [v for v in mine if kind_of(v) == "no_crash" and counts_against(check.id, v)]
     if unfinished:
-        return check_result(check.id, False, f"Ran your code on {check.scenario} with no crash "
-                            f"at all, and it did not get through: {unfinished[0].message}", mine)
+        summary = (f"Ran your code on {check.scenario} with no crash at all, and it did not get "
+                   "through (no_crash, below).")
+        cause = _lower_first(unfinished[0].message)
+        result = check_result(check.id, False, f"Ran your code on {check.scenario} with no crash "
+                              f"at all, and it did not get through: {cause}", mine)
+        result.summary = summary
+        return result
     failed = [v for v in mine if counts_against(check.id, v)]
     if not failed:
         return check_result(check.id, True, f"{done}: {check.success}.", mine)
@@ -97,6 +105,13 @@ def _judge_matrix(check: Check, verdicts: list) -> CheckResult:
                           f" {HINT_LINE}", mine)
     result.summary = summary
     return result
+
+
+def _lower_first(text: str) -> str:
+    """``text`` to follow a colon: its first letter in lower case (never an acronym's)."""
+    if len(text) > 1 and text[0].isupper() and not text[1].isupper():
+        return text[0].lower() + text[1:]
+    return text
 
 
 def _level2_problem(cells: dict | None, source: str) -> tuple[str | None, str | None]:
