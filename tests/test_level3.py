@@ -180,10 +180,10 @@ def test_no_level3_title_or_message_names_the_system_call_that_fixes_it():
 
 @needs_sandbox
 @pytest.mark.sandbox
-def test_the_starter_s_table_shows_one_line_per_cause_then_the_moments():
+def test_a_save_without_syncs_shows_one_line_per_cause_then_the_moments():
     from graders.checks.table import ResultTable
 
-    results = level3("tests/fixtures/03_power_cut/starter.py", include_hidden=False)
+    results = level3("tests/fixtures/03_power_cut/fails_all_no_fsync.py", include_hidden=False)
     table = ResultTable(list(results.values()))
     rows = table.rows()
     under = {r.name: [] for r in rows if r.level == 0}

@@ -196,7 +196,9 @@ def _cause(check, verdict) -> tuple[tuple, str]:
     messages = evidence.get("messages") or {}
     own = _own_problems(check)
     mine = [p for p in problems if own is None or p in own]
-    if mine and all(p in messages for p in mine):
+    if evidence.get("points"):  # one verdict already standing for every moment of its cause
+        text = verdict.message
+    elif mine and all(p in messages for p in mine):
         text = " ".join(messages[p] for p in mine)
     else:
         text = verdict.message
