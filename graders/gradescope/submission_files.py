@@ -42,8 +42,8 @@ class _Budget:
     def __init__(self) -> None:
         self.files, self.bytes = _MAX_FILES, _MAX_TOTAL_BYTES
 
-    def take(self, size: int) -> str | None:
-        """Why a file of ``size`` bytes is not read, or None (and the budget is spent)."""
+    def check(self, size: int) -> str | None:
+        """Why a file of ``size`` bytes is not read, or None."""
         from graders.checks.answer_cells import MAX_NOTEBOOK_BYTES
 
         if self.files <= 0:
@@ -53,9 +53,12 @@ class _Budget:
         if size > self.bytes:
             return (f"the submission's notebooks weigh more than {_MAX_TOTAL_BYTES >> 20} MiB in "
                     "all; the rest was not read")
+        return None
+
+    def spend(self, size: int) -> None:
+        """One file looked at, ``size`` bytes of it read."""
         self.files -= 1
         self.bytes -= size
-        return None
 
 
 def _skipped(rel: PurePosixPath) -> bool:
@@ -66,22 +69,22 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: _Budge
                  ) -> tuple[bytes | None, str | None]:
     """(bytes, None) of a zip member that could be a notebook, or (None, why not): never more
     than the budget, and not past a start that no notebook has (JSON opens with ``{``)."""
-    why = budget.take(info.file_size)
+    why = budget.check(info.file_size)
     if why:
         return None, why
     data = bytearray()
-    started = False
-    with archive.open(info) as member:
-        while chunk := member.read(1 << 16):
-            data += chunk
-            if not started:
-                head = bytes(data).lstrip()
+    try:
+        with archive.open(info) as member:
+            while chunk := member.read(1 << 16):
+                data += chunk
+                head = bytes(data[:_BLANK_LIMIT]).lstrip()
                 if head and not head.startswith(b"{"):
                     return None, "it is not a notebook (a notebook is JSON, and starts with {)"
                 if not head and len(data) >= _BLANK_LIMIT:
                     return None, "it is not a notebook (it starts with nothing but blanks)"
-                started = bool(head)
-    return bytes(data), None
+        return bytes(data), None
+    finally:
+        budget.spend(len(data))
 
 
 def _candidates(folder: Path) -> list[tuple[str, bytes | None, str | None]]:
@@ -94,7 +97,10 @@ def _candidates(folder: Path) -> list[tuple[str, bytes | None, str | None]]:
         if _skipped(rel) or path.is_symlink() or not path.is_file():
             continue
         if path.suffix == ".ipynb":
-            why = budget.take(path.stat().st_size)
+            size = path.stat().st_size
+            why = budget.check(size)
+            if why is None:
+                budget.spend(size)
             out.append((str(rel), None if why else path.read_bytes(), why))
         elif path.suffix == ".zip" and budget.files > 0:
             out.extend(_from_zip(path, str(rel), budget))

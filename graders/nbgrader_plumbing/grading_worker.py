@@ -64,7 +64,8 @@ class _OutOfTime(BaseException):
 
 @contextmanager
 def _time_limit(seconds: float | None):
-    """Raise `_OutOfTime` in this (the worker's main) thread after ``seconds``."""
+    """Raise `_OutOfTime` in this (the worker's main) thread after ``seconds``, and again until
+    the block is left."""
     if not seconds or not hasattr(signal, "setitimer"):
         yield
         return
@@ -73,7 +74,9 @@ def _time_limit(seconds: float | None):
         raise _OutOfTime
 
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    # again every half second: an exception raised where Python ignores it (a weakref
+    # callback, a __del__) is lost, and the next one lands
+    signal.setitimer(signal.ITIMER_REAL, seconds, 0.5)
     try:
         yield
     finally:
