@@ -100,14 +100,24 @@ def _test_lines(test: TestScore, by_id: dict[str, TestScore], said: dict[str, st
         return [head]
     twin = _twin(test, by_id)
     if test.message in said:
-        return [f"{head}: the same reason as {said[test.message]}"]
+        return _wrap_head(f"{head}: the same reason as {said[test.message]}", width)
     if test.message:
         said[test.message] = test.test
     if twin is not None:
         failed, points = test.record.get("failed"), test.record.get("crash_points")
         counted = f"; {failed} of {points} crash points failed" if failed else ""
-        return [f"{head}, as {twin.test} ({_cause_words(twin.record.get('cause', ''))}){counted}"]
+        return _wrap_head(f"{head}, as {twin.test} "
+                          f"({_cause_words(twin.record.get('cause', ''))}){counted}", width)
     return [head, *_wrap(test.message, width, 6)] if test.message else [head]
+
+
+def _wrap_head(line: str, width: int) -> list[str]:
+    """A check's line, its words past ``width`` on lines of their own, indented."""
+    line = printable(line)
+    if len(line) <= width:
+        return [line]
+    cut = line.rfind(" ", 0, width + 1)
+    return [line[:cut], *_wrap(line[cut + 1:], width, 6)]
 
 
 def format_student(result: StudentResult, width: int | None = None) -> str:
@@ -159,8 +169,8 @@ def _zero_lines(test: str, points: float, groups: dict, shown: dict, width: int)
     key = {cause: sorted(s for s, _ in scores) for cause, scores in groups.items()}
     twin = test.removesuffix("_hidden")
     if twin != test and shown.get(("groups", twin)) == key:
-        return [f"  {test} ({points:g} points): the same students, for the same reasons, as "
-                f"{twin}"]
+        return _wrap(f"{test} ({points:g} points): the same students, for the same reasons, as "
+                     f"{twin}", width, 2)
     shown[("groups", test)] = key
     lines = [f"  {test} ({points:g} points)"]
     for cause, scores in sorted(groups.items(), key=lambda g: (-len(g[1]), g[0])):

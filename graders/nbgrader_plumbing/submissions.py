@@ -92,7 +92,7 @@ def _notebook_problem(path: Path) -> str | None:
         return "it is not a notebook (not UTF-8 text)"
     _nb, problem = notebook_problem(text)
     if problem:
-        return f"it is not a notebook we grade ({problem})"
+        return problem
     try:
         nbformat.reads(text, as_version=4)
     except Exception as err:  # nbformat raises several kinds on a malformed notebook
