@@ -280,11 +280,15 @@ def test_the_table_and_csv_render_from_the_stored_record_not_the_text(batch, cou
     assert "the record's own words" in table and "rendered text only" not in table
 
 
-def test_no_empty_log_is_left_in_the_course_folder(batch, course):
+def test_a_clean_batch_leaves_no_empty_log_in_the_course_folder(course, tmp_path):
     from graders.nbgrader_plumbing.grading_worker import LOG_NAME
 
+    release = json.loads((course.release_dir / f"{LEVEL2}.ipynb").read_text())
+    _write(tmp_path / "subs", "harm_clean", submission_notebook("reference", release))
+    proc = _grade(tmp_path / "subs", course, tmp_path / "s.csv", "--quiet", "--no-feedback")
+    assert proc.returncode == 0, proc.stderr[-2000:]
     log = course.root / LOG_NAME
-    assert not log.exists() or log.stat().st_size > 0
+    assert not log.exists() or log.stat().st_size > 0, "an empty log was left behind"
 
 
 def test_the_exchange_is_what_release_assignment_wants(course, tmp_path):
