@@ -364,10 +364,10 @@ def test_answer_cells_are_found_by_grade_id_whatever_their_order():
     nb = notebook({"l2_run_agent": "def run_agent(*a):\n    pass",
                    "other": "print('not mine')",
                    "l2_save_checkpoint": "def save_checkpoint(state):\n    pass"})
-    source = submission_from_notebook(nb, L2)
-    assert source.index("def save_checkpoint") < source.index("def run_agent")
-    assert "not mine" not in source
-    assert source.count("# --- answer cell") == len(ANSWER_CELLS[L2])
+    cells = submission_from_notebook(nb, L2)
+    assert list(cells.code) == list(ANSWER_CELLS[L2])
+    assert cells.code["l2_save_checkpoint"].startswith("def save_checkpoint")
+    assert "not mine" not in "".join(cells.code.values())
 
 
 def test_a_notebook_file_that_is_not_a_notebook(tmp_path):

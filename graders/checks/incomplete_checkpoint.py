@@ -17,14 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from graders.checks.answer_cells import (
-    cell_code,
-    one_answer_cell,
-    relocate,
-    split_cells,
-    syntax_problem,
-    with_lesson_loop,
-)
+from graders.checks.answer_cells import AnswerCells, syntax_problem, with_lesson_loop
 from graders.checks.base import (
     ANSWER_CELL_TIMEOUT,
     LEVEL1,
@@ -201,38 +194,36 @@ def grade_missing_fields(code: str | None, problem: str | None,
                                                                            fallback)))
 
 
-def grade_level1_save(source: str, timeout, fallback: bool = False) -> CheckResult:
-    """``l1_saves_all_six`` on the cell ``l1_save_checkpoint`` of ``source`` (or, unmarked, on
-    the whole of it)."""
+def grade_level1_save(cells: AnswerCells | str, timeout, fallback: bool = False) -> CheckResult:
+    """``l1_saves_all_six`` on the cell ``l1_save_checkpoint`` of ``cells`` (or, text without
+    cell marks, on the whole of it)."""
     from graders.submission import Submission
 
     check_id = "l1_saves_all_six"
-    code, problem = one_answer_cell(source, "l1_save_checkpoint", "save_checkpoint")
+    part, problem = AnswerCells.of(cells, LEVEL1).readable("l1_save_checkpoint", "save_checkpoint")
     if problem:
         return check_result(check_id, False, f"Could not run this check: {problem.rstrip('.')}.")
-    joined = with_lesson_loop(code)
-    submission = Submission.from_source(joined, name=LEVEL1, filename="<your answer cells>")
-    return relocate(grade_saves_all_six(submission, "your save_checkpoint", timeout, fallback),
-                    joined)
+    submission = Submission.from_parts(with_lesson_loop(part), name=LEVEL1)
+    return grade_saves_all_six(submission, "your save_checkpoint", timeout, fallback)
 
 
-def grade_level1(source: str, checks: list[Check], timeout: float | None,
+def grade_level1(cells: AnswerCells | str, checks: list[Check], timeout: float | None,
                  fallback: bool = False) -> dict[str, CheckResult]:
-    """Grade Level 1's answer cells in ``source`` on ``checks``; check id -> CheckResult.
+    """Grade Level 1's answer cells ``cells`` on ``checks``; check id -> CheckResult.
 
     Each check is a run in its own sandbox: side by side, the threads only wait."""
     from concurrent.futures import ThreadPoolExecutor
 
     from graders.checks.grading_faults import cannot_grade, grader_fault
 
-    cells = split_cells(source)
+    cells = AnswerCells.of(cells, LEVEL1)
 
     def one(check: Check) -> CheckResult:
         try:
             if check.id == "l1_missing_fields":
-                code, problem = cell_code(cells, source, check.answer_cells[0])
-                return grade_missing_fields(code, problem, timeout, fallback)
-            return grade_level1_save(source, timeout, fallback)
+                part, problem = cells.part(check.answer_cells[0])
+                return grade_missing_fields(part and part.code, problem, timeout, fallback)
+            return grade_level1_save(cells, timeout, fallback)
         except SandboxUnavailable as exc:
             return cannot_grade(check.id, exc)
         except Exception as exc:  # noqa: BLE001 - one check's fault must not stop the others

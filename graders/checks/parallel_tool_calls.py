@@ -27,6 +27,7 @@ from graders.checks.result import check_result
 from graders.checks.traced import grade_one_cell
 from graders.judge import parallel_rules
 from graders.loop import lesson_loop
+from graders.submission import Part
 from graders.text import plural
 
 __all__ = [
@@ -53,7 +54,7 @@ register(*(
     for suffix, hidden, scenario in (("", False, L4_VISIBLE), ("_hidden", True, L4_HIDDEN))
 ))
 
-_GIVEN_MARK = "# --- the given save_checkpoint (locked cell), added by the grader ---"
+_GIVEN_WHERE = "the given save_checkpoint (the locked cell)"
 
 
 def given_save_source() -> str:
@@ -106,18 +107,18 @@ def _judge(check, verdicts: list):
     return result
 
 
-def submission_source(code: str) -> str:
-    """The source graded for answer cell ``code``: the given save, then the student's cell.
+def submission_source(part: Part) -> list[Part]:
+    """The parts graded for answer cell ``part``: the given save, then the student's cell.
 
     A ``from __future__`` import in the cell goes first, where Python requires it.
     """
-    lines = code.splitlines()
+    lines = part.code.splitlines()
     future = [line for line in lines if line.startswith("from __future__ import")]
-    head = "".join(f"{line}\n" for line in future)
+    code = part.code
     if future:  # moved up; an empty line keeps the cell's line numbers
         code = "\n".join("" if line in future else line for line in lines) + "\n"
-    return (f"{head}{_GIVEN_MARK}\n{given_save_source()}\n\n"
-            f"# --- answer cell l4_run_agent ---\n{code}")
+    head = [Part(part.where, "".join(f"{line}\n" for line in future))] if future else []
+    return [*head, Part(_GIVEN_WHERE, given_save_source()), Part(part.where, code)]
 
 
 def grade_level4(source: str, checks: list, timeout: float | None) -> dict:

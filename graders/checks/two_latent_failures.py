@@ -4,7 +4,7 @@ its own crash points of the crash matrix, on the visible scenario and on a longe
 
 from __future__ import annotations
 
-from graders.checks.answer_cells import cell_code, relocate, split_cells, syntax_problem
+from graders.checks.answer_cells import AnswerCells, syntax_problem
 from graders.checks.base import (
     ANSWER_CELLS,
     ATOMIC_KINDS,
@@ -18,7 +18,7 @@ from graders.checks.base import (
 )
 from graders.checks.counting import counts_against, kind_of
 from graders.checks.result import CheckResult, check_result
-from graders.submission import defined_names
+from graders.submission import Submission, defined_names
 from graders.text import plural
 
 __all__ = [
@@ -114,28 +114,26 @@ def _lower_first(text: str) -> str:
     return text
 
 
-def _level2_problem(cells: dict | None, source: str) -> tuple[str | None, str | None]:
-    """(code, problem): the Level 2 code to run, or why it cannot run."""
-    if cells is None:
-        codes = {"your submission": source}
-    else:
-        codes = {}
-        for grade_id in ANSWER_CELLS[LEVEL2]:
-            code, problem = cell_code(cells, source, grade_id)
-            if problem:
-                return None, problem
-            codes[f"the answer cell {grade_id}"] = code
-    for where, code in codes.items():
-        syntax = syntax_problem(code, where)
+def _level2_problem(cells: AnswerCells) -> tuple[Submission | None, str | None]:
+    """(the program to run, None), or (None, why the Level 2 code cannot run)."""
+    grade_ids = ANSWER_CELLS[LEVEL2][:1] if cells.whole else ANSWER_CELLS[LEVEL2]
+    parts = []
+    for grade_id in grade_ids:
+        part, problem = cells.part(grade_id)
+        if problem:
+            return None, problem
+        parts.append(part)
+    for part in parts:
+        syntax = syntax_problem(part.code, part.where)
         if syntax:
             return None, syntax
-    names = set().union(*(defined_names(c) for c in codes.values()))
+    names = set().union(*(defined_names(p.code) for p in parts))
     missing = [n for n in ("save_checkpoint", "run_agent") if n not in names]
     if missing:
         return None, (" and ".join(missing) + f" {'is' if len(missing) == 1 else 'are'} not "
                       "defined at the top level of your answer cells. Keep the names "
                       "save_checkpoint and run_agent, each defined with def at the top of its cell")
-    return source, None
+    return Submission.from_parts(parts, name=LEVEL2), None
 
 
 def run_level2(submission, checks: list[Check], timeout,
@@ -162,14 +160,10 @@ def run_level2(submission, checks: list[Check], timeout,
     return {c.id: _judge_matrix(c, verdicts[c.scenario]) for c in checks}
 
 
-def grade_level2(source: str, checks: list[Check], timeout,
+def grade_level2(cells: AnswerCells | str, checks: list[Check], timeout,
                   fallback: bool = False) -> dict[str, CheckResult]:
-    from graders.submission import Submission
-
-    code, problem = _level2_problem(split_cells(source), source)
+    submission, problem = _level2_problem(AnswerCells.of(cells, LEVEL2))
     if problem:
         return {c.id: check_result(c.id, False, f"Could not run your code: {problem}.")
                 for c in checks}
-    submission = Submission.from_source(code, name=LEVEL2, filename="<your answer cells>")
-    return {check_id: relocate(result, code)
-            for check_id, result in run_level2(submission, checks, timeout, fallback).items()}
+    return run_level2(submission, checks, timeout, fallback)

@@ -145,14 +145,15 @@ class Observation:
 
 
 def describe_error(error: dict[str, Any] | None) -> str:
-    """``ValueError: bad (line 12 of your code: `x = y`)`` for an exception summary."""
+    """``ValueError: bad (line 12 of your code: `x = y`)`` for an exception summary (``where``,
+    when the error has it, names the part of the submission instead of "your code")."""
     if not error:
         return "an error"
     text = error.get("type", "Exception")
     if error.get("message"):
         text += f": {error['message']}"
     if error.get("line"):
-        where = f"line {error['line']} of your code"
+        where = f"line {error['line']} of {error.get('where') or 'your code'}"
         if error.get("code"):
             where += f": `{error['code']}`"
         text += f" ({where})"

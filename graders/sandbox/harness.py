@@ -79,6 +79,7 @@ class TracedHarness:
                 for attempt in (1, 2):  # a recording the grader lost part of is made again
                     rec = record(self.submission.source, sc, sandbox=self.sandbox,
                                  timeout=self.timeout)
+                    _locate_errors(rec, self.submission)
                     try:
                         verdicts, matrix = (judge(rec, sc) if self.checker is None
                                             else judge(rec, sc, checker=self.checker))
@@ -147,6 +148,14 @@ class TracedHarness:
     def dry_run(self, scenario) -> Observation:
         """The ``no_crash`` observation."""
         return self.run_point(scenario, NO_CRASH)
+
+
+def _locate_errors(rec, submission: Submission) -> None:
+    """Say the line of each error in ``rec`` as a line of its part of ``submission`` (the answer
+    cell the student wrote), before the judge words its messages."""
+    rec.error = submission.locate(rec.error)
+    if isinstance(rec.load, dict) and isinstance(rec.load.get("error"), dict):
+        rec.load = {**rec.load, "error": submission.locate(rec.load["error"])}
 
 
 def _kind(point_id: str) -> str:
