@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import select
 import shutil
 import signal
@@ -26,6 +25,7 @@ from graders.judge.recording import Recording, Snapshot
 from graders.sandbox.box import TRACE_CAP, WORK, command, find_tools, sandbox_uid
 from graders.sandbox.calls import CallServer
 from graders.sandbox.framing import FrameReader
+from graders.sandbox.full_disk import limit_file_size
 from graders.sandbox.snapshots import listing, read_safely
 
 __all__ = ["Session", "TRACE_BUDGET"]
@@ -205,7 +205,8 @@ class Session:
         """Fill the disk when call ``index`` of kind ``op`` has been served, before its answer.
 
         How: the file-size limit (RLIMIT_FSIZE) of every process of the submission is lowered,
-        from outside, to half the size of checkpoint.json at that moment. A write that crosses it
+        from outside, to half the size of checkpoint.json at that moment
+        (:mod:`graders.sandbox.full_disk`). A write that crosses it
         writes what fits and returns a short count, and the next one fails (EFBIG; Python ignores
         the SIGXFSZ that comes with it), exactly as a full disk cuts a write short and then fails
         (ENOSPC). Why not fill the sandbox's tmpfs: a file-size limit works the same in every
@@ -218,47 +219,8 @@ class Session:
     def _lower_file_size(self, call) -> None:
         size = call.snapshot.size if call.snapshot is not None else None
         limit = max(1, (size or 0) // 2)
-        done, error = self._limit_submission(limit)
+        done, error = limit_file_size(self.proc.pid, limit)
         self.rec.filled = {"seq": call.seq, "limit": limit, "processes": done, "error": error}
-
-    def _limit_submission(self, limit: int) -> tuple[int, str]:
-        """Lower RLIMIT_FSIZE (soft and hard: it cannot be raised back) of every process the run
-        started, strace itself excepted; (processes limited, what went wrong or "")."""
-        done: set[int] = set()
-        error = ""
-        for _ in range(3):  # again, for a process forked while the first pass ran
-            fresh = [pid for pid in self._descendants() if pid not in done]
-            if not fresh:
-                break
-            for pid in fresh:
-                try:
-                    resource.prlimit(pid, resource.RLIMIT_FSIZE, (limit, limit))
-                    done.add(pid)
-                except ProcessLookupError:
-                    done.add(pid)
-                except OSError as err:
-                    error = f"prlimit of process {pid}: {err.strerror or err}"
-                    done.add(pid)
-        return len(done), error
-
-    def _descendants(self) -> list[int]:
-        """Every process below the observer (the sandbox and the submission), as /proc shows."""
-        children: dict[int, list[int]] = {}
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            children.setdefault(ppid, []).append(int(entry))
-        found, todo = [], list(children.get(self.proc.pid, []))
-        while todo:
-            pid = todo.pop()
-            found.append(pid)
-            todo.extend(children.get(pid, []))
-        return found
 
     # -- the end -----------------------------------------------------------------------------
 
