@@ -34,7 +34,8 @@ register(
     Check(
         "l2_atomic_save", LEVEL2, "an atomic save", 3, False,
         "runs your code on support-tickets, tears every save part-way and kills the process "
-        "just before every rename, and reads checkpoint.json after each crash",
+        "just before every rename, and reads checkpoint.json after each crash; restarts it "
+        "after a kill that left files behind, and fills its disk during a save",
         ANSWER_CELLS[LEVEL2], VISIBLE_SCENARIO, ATOMIC_KINDS, **_ATOMIC,
     ),
     Check(
@@ -45,8 +46,9 @@ register(
     ),
     Check(
         "l2_atomic_save_hidden", LEVEL2, "an atomic save, on a longer task", 2, True,
-        "runs the whole crash matrix for the save (torn writes, kills before each rename) on "
-        "the longer long-migration scenario when your work is graded",
+        "runs the whole crash matrix for the save (torn writes, kills before each rename, "
+        "restarts after a kill, a full disk) on the longer long-migration scenario when your "
+        "work is graded",
         ANSWER_CELLS[LEVEL2], HIDDEN_SCENARIO, ATOMIC_KINDS, **_ATOMIC,
     ),
     Check(
@@ -64,6 +66,8 @@ _KIND_WORDS = {
     "killed_before_rename": "kills just before a rename",
     "killed_during_tool": "kills while a tool runs",
     "killed_during_model_call": "kills while the model is called",
+    "restart": "restarts after a kill that left files behind",
+    "disk_full": "a disk that fills during a save",
 }
 
 
@@ -79,7 +83,8 @@ def _judge_matrix(check: Check, verdicts: list) -> CheckResult:
         reason = skipped[0].message if skipped else "the crash harness ran no crash point"
         return check_result(check.id, False, f"Could not run this check here: {reason}", mine)
     crashes = [v for v in mine if kind_of(v) != "no_crash"]
-    kinds = " and ".join(_KIND_WORDS.get(k, k) for k in check.kinds)
+    words = [_KIND_WORDS.get(k, k) for k in check.kinds]
+    kinds = ", ".join(words[:-1]) + (" and " if len(words) > 1 else "") + words[-1]
     crash_points = plural(len(crashes), "crash point")
     done = f"Ran your code on {check.scenario} to the end and at {crash_points} ({kinds})"
     unfinished = [v for v in mine if kind_of(v) == "no_crash" and counts_against(check.id, v)]
