@@ -18,6 +18,8 @@ __all__ = ["Frame", "FrameReader", "FRAME_CAP"]
 
 #: Bytes waiting for the end of a frame at most; more and the run is stopped as a flood.
 FRAME_CAP = 32 << 20
+#: Bytes of one header at most (the bootstrap's are about 150): a longer one is not a frame.
+HEADER_CAP = 1024
 _MAGIC = b"CKL1 "
 
 
@@ -61,9 +63,13 @@ class FrameReader:
             if start > 0:
                 self.protocol.append("bytes that are not a grader frame")
                 self.buffer = self.buffer[start:]
-            end = self.buffer.find(b"\n")
+            end = self.buffer.find(b"\n", 0, HEADER_CAP + 6)
             if end < 0:
-                return
+                if len(self.buffer) <= HEADER_CAP + 5:
+                    return
+                self.protocol.append("a malformed grader frame")
+                self.buffer = self.buffer[5:]
+                continue
             try:
                 header = json.loads(self.buffer[5:end])
             except ValueError:
