@@ -56,10 +56,10 @@ def test_a_correct_save_survives_a_restart_among_what_a_kill_left(path):
 @pytest.mark.parametrize(("name", "said"), [
     ("fails_atomic_fixed_temp_appended.py", "that are not valid JSON (Extra data"),
     ("fails_atomic_fixed_temp_exclusive.py", "raised FileExistsError"),
-    ("adversarial/fails_atomic_pid_temp_exclusive.py", "raised FileExistsError"),
+    ("fails_atomic_pid_temp_exclusive.py", "raised FileExistsError"),
 ])
 def test_a_save_a_leftover_breaks_fails_the_atomic_save_after_a_restart(name, said):
-    found = verdicts(f"tests/fixtures/02_two_latent_failures/{name}")
+    found = verdicts(f"tests/fixtures/02_two_latent_failures/adversarial/{name}")
     one_shot = [v for v in found.values() if v.kind in ("torn_write", "killed_before_rename")]
     assert one_shot and all(v.passed for v in one_shot), "every kill alone leaves a good save"
     failed = [v for v in of_kind(found, "restart") if not v.passed]
@@ -80,7 +80,7 @@ def test_restarts_cost_one_run_per_distinct_set_of_leftovers_not_per_crash_state
 
 
 def test_a_restart_failure_costs_the_atomic_save_and_not_save_point_a():
-    source = (L2 / "fails_atomic_fixed_temp_appended.py").read_text()
+    source = (L2 / "adversarial" / "fails_atomic_fixed_temp_appended.py").read_text()
     results = grade_submission(source, "02_two_latent_failures")
     assert {k: r.passed for k, r in results.items()} == {
         "l2_atomic_save": False, "l2_save_point_a": True, "l2_atomic_save_hidden": False,
@@ -91,7 +91,8 @@ def test_a_restart_failure_costs_the_atomic_save_and_not_save_point_a():
 # -- a full disk ------------------------------------------------------------------------------
 
 def test_a_save_that_ignores_a_short_write_loses_the_checkpoint_when_the_disk_fills():
-    found = verdicts("tests/fixtures/02_two_latent_failures/fails_atomic_short_write_full_disk.py")
+    found = verdicts(
+        "tests/fixtures/02_two_latent_failures/adversarial/fails_atomic_short_write_full_disk.py")
     assert all(v.passed for v in found.values() if v.kind != "disk_full"), \
         "no kill shows it: every write is whole until the disk fills"
     [full] = of_kind(found, "disk_full")
