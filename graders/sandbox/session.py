@@ -206,12 +206,12 @@ class Session:
 
         How: the file-size limit (RLIMIT_FSIZE) of every process of the submission is lowered,
         from outside, to half the size of checkpoint.json at that moment
-        (:mod:`graders.sandbox.full_disk`). A write that crosses it
-        writes what fits and returns a short count, and the next one fails (EFBIG; Python ignores
-        the SIGXFSZ that comes with it), exactly as a full disk cuts a write short and then fails
-        (ENOSPC). Why not fill the sandbox's tmpfs: a file-size limit works the same in every
-        grading tier (the namespace-free one has no tmpfs of its own to fill), fills nothing the
-        grading machine shares, and needs no write into the sandbox from outside.
+        (:mod:`graders.sandbox.full_disk`). A write that crosses it writes what fits and returns
+        a short count, and the next one fails (EFBIG; Python ignores the SIGXFSZ that comes with
+        it), exactly as a full disk cuts a write short and then fails (ENOSPC). Why not fill the
+        sandbox's tmpfs: a file-size limit works the same in every grading tier (the
+        namespace-free one has no tmpfs of its own to fill), fills nothing the grading machine
+        shares, and needs no write into the sandbox from outside.
         """
         self.calls.before_reply = lambda call: (
             self._lower_file_size(call) if (call.op, call.index) == (op, index) else None)
