@@ -219,9 +219,9 @@ def _cross_check(rec: Recording, call_moments: list[tuple[Moment, Any]],
 def _window(settled: list[Moment], start: int) -> list[Moment]:
     """The states from the call at ``settled[start]`` to the next call marker (or the end)."""
     window = [settled[start]]
-    for other in settled[start + 1:]:
-        window.append(other)
-        if other.how in ("call", "end"):
+    for i in range(start + 1, len(settled)):
+        window.append(settled[i])
+        if settled[i].how in ("call", "end"):
             break
     return window
 
