@@ -156,9 +156,9 @@ def bench_sandbox_start(source: str, repeat: int) -> None:
         assert all(r.passed for r in (*r1.values(), *r2.values()))
 
     whole_s = median_time(whole, max(3, repeat // 2))
-    # Level 2: per scenario (two) the run, two restarts and a full disk; Level 1: the save's
-    # run and the MISSING_FIELDS cell
-    sandboxes = 2 * 4 + 2
+    # Level 2: per scenario (two) the run, a restart (the reference leaves one kind of
+    # leftover) and a full disk; Level 1: the save's run and the MISSING_FIELDS cell
+    sandboxes = 2 * 3 + 2
     print(f"bare process start (true):            {bare * 1000:7.2f} ms")
     print(f"sandbox start (bwrap+prlimit+setpriv): {boxed * 1000:7.2f} ms  ratio "
           f"{boxed / bare:4.1f}x a bare start")

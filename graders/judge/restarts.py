@@ -5,9 +5,9 @@ right then and still break the next run: a fixed temp name opened in append mode
 with ``O_EXCL``, is fine until a kill leaves that file behind; then the restarted process's
 first save appends a second JSON document and renames the corrupt file over the checkpoint, or
 can never save again. :func:`restart_plans` picks the crash states to restart from (one per
-distinct set of leftovers, the first whose one-shot verdict passed: a leftover is its name and
-whether it is empty, and a name only one save used, as a ``mkstemp`` name, counts as any such
-name), with the files to put back (what the replay model holds there); the sandbox runs the
+distinct set of leftovers, the first whose one-shot verdict passed, one with no empty leftover
+if there is: a name only one save used, as a ``mkstemp`` name, counts as any such name), with
+the files to put back (what the replay model holds there); the sandbox runs the
 grader's resume from each (:mod:`graders.loop.restart`) with the student's save;
 :func:`judge_restart` judges that second run: every checkpoint it leaves readable, the whole
 task at its end, nothing run twice that resume could know.
@@ -72,26 +72,27 @@ def _names_used(matrix: Matrix) -> dict[str, int]:
 
 
 def restart_plans(matrix: Matrix, scenario, checker) -> list[RestartPlan]:
-    """One restart per distinct set of leftovers (a name with its file empty or not; names one
-    save alone used count as one): the first crash state with that set whose one-shot verdict
-    passed."""
+    """One restart per distinct set of leftovers (their names; names one save alone used count
+    as one): the first crash state of that set whose one-shot verdict passed, preferring one
+    where no leftover is empty (a file appended to or refused by name fails either way)."""
     uses = _names_used(matrix)
-    plans: list[RestartPlan] = []
-    done: set[frozenset] = set()
+    groups: dict[frozenset, list[tuple]] = {}
     for pm in matrix.points:
         if pm.point.kind == NO_CRASH:
             continue
         for moment in pm.moments:
-            key = frozenset((name if uses.get(name, 0) >= 2 else "*", size not in (0, "dir/"))
-                            for name, size in moment.listing.items())
-            if not key or key in done:
-                continue
+            key = frozenset(n if uses.get(n, 0) >= 2 else "*" for n in moment.listing)
+            if key:
+                groups.setdefault(key, []).append((pm, moment))
+    plans: list[RestartPlan] = []
+    for candidates in groups.values():
+        full = [c for c in candidates if 0 not in c[1].listing.values()]
+        for pm, moment in full + [c for c in candidates if c not in full]:
             obs = matrix.observation(pm, moment)
-            if obs.parse_error is not None or not checker(obs, scenario, pm.point).passed:
-                continue
-            done.add(key)
-            plans.append(RestartPlan(pm.point, moment, dict(moment.listing),
-                                     _files_at(matrix, moment), obs.state, len(plans) + 1))
+            if obs.parse_error is None and checker(obs, scenario, pm.point).passed:
+                plans.append(RestartPlan(pm.point, moment, dict(moment.listing),
+                                         _files_at(matrix, moment), obs.state, len(plans) + 1))
+                break
     return plans
 
 
