@@ -279,7 +279,10 @@ def test_level1_reference_save_passes_and_the_starter_save_names_what_is_lacking
 
 @pytest.mark.parametrize("name, expected", [
     ("passes_whole_state.py", None),
-    ("fails_pending_always_none.py", ["killed while tool 2 ran", "pendingToolUse is null"]),
+    ("fails_pending_always_none.py", ["killed while tool 1 ran", "pendingToolUse is null",
+                                      "Killed while 1 other tool ran, it failed too"]),
+    ("fails_skips_saves_before_first_result.py", ["killed while tool 1 ran",
+                                                   "there was no checkpoint.json"]),
     ("fails_turns_as_text.py", ['turns is "2"', "expected a whole number"]),
     ("fails_fixed_values.py", ["tokensUsed is 0, the loop held"]),
     ("fails_wrong_file.py", ["there was no checkpoint.json"]),

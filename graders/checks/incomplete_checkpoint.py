@@ -3,7 +3,7 @@ lacks (``l1_missing_fields``), and a save that writes all six (``l1_saves_all_si
 
 The MISSING_FIELDS cell runs alone in the sandbox (or, for a self-check where there is none, in
 a fresh Python) and only what it defined comes back; the save runs with the lesson's loop
-(:mod:`graders.loop.lesson_loop`), to the end and killed while a tool runs.
+(:mod:`graders.loop.lesson_loop`), to the end and killed while each tool runs.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ register(
     Check(
         "l1_saves_all_six", LEVEL1, "all six fields saved", 3, False,
         "runs your save_checkpoint with the lesson's loop on support-tickets, to the end and "
-        "killed while a tool runs, and reads the six fields back from checkpoint.json",
+        "killed while each tool runs, and reads the six fields back from checkpoint.json",
         ("l1_save_checkpoint",), VISIBLE_SCENARIO,
     ),
 )

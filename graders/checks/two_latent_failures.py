@@ -36,7 +36,8 @@ register(
     Check(
         "l2_atomic_save", LEVEL2, "survives a kill during a save", 3, False,
         "runs your code on support-tickets, kills it in the middle of every save, and reads "
-        "checkpoint.json after each kill",
+        "checkpoint.json after each kill; restarts it after a kill that left files behind, and "
+        "fills its disk during a save",
         ANSWER_CELLS[LEVEL2], VISIBLE_SCENARIO, ATOMIC_KINDS, **_ATOMIC,
     ),
     Check(
@@ -48,8 +49,9 @@ register(
     Check(
         "l2_atomic_save_hidden", LEVEL2, "survives a kill during a save, on a longer task", 2,
         True,
-        "kills your code in the middle of every save on the longer long-migration scenario "
-        "when your work is graded",
+        "kills your code in the middle of every save on the longer long-migration scenario, "
+        "restarts it after such a kill, and fills its disk during a save, when your work is "
+        "graded",
         ANSWER_CELLS[LEVEL2], HIDDEN_SCENARIO, ATOMIC_KINDS, **_ATOMIC,
     ),
     Check(
@@ -67,6 +69,8 @@ _KIND_WORDS = {
     "killed_before_rename": "kills just before a rename",
     "killed_during_tool": "kills while a tool runs",
     "killed_during_model_call": "kills while the model is called",
+    "restart": "restarts after a kill that left files behind",
+    "disk_full": "a disk that fills during a save",
 }
 
 
@@ -82,7 +86,8 @@ def _judge_matrix(check: Check, verdicts: list) -> CheckResult:
         reason = skipped[0].message if skipped else "the crash harness ran no crash point"
         return check_result(check.id, False, f"Could not run this check here: {reason}", mine)
     crashes = [v for v in mine if kind_of(v) != "no_crash"]
-    kinds = " and ".join(_KIND_WORDS.get(k, k) for k in check.kinds)
+    words = [_KIND_WORDS.get(k, k) for k in check.kinds]
+    kinds = ", ".join(words[:-1]) + (" and " if len(words) > 1 else "") + words[-1]
     crash_points = plural(len(crashes), "crash point")
     done = f"Ran your code on {check.scenario} to the end and at {crash_points} ({kinds})"
     unfinished = [v for v in mine if kind_of(v) == "no_crash" and counts_against(check.id, v)]

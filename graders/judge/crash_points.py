@@ -18,9 +18,10 @@ __all__ = ["CrashPoint", "KINDS", "derive_points", "point_from_id", "NO_CRASH", 
            "PADDING"]
 
 NO_CRASH = "no_crash"
-#: Every kind of crash point, in the order their ids are documented.
+#: Every kind of crash point, in the order their ids are documented (``restart`` and
+#: ``disk_full``: a run after a kill, and a run whose disk fills, graded beside the recorded one).
 KINDS = ("no_crash", "killed_during_model_call", "killed_during_tool", "torn_write",
-         "killed_before_rename")
+         "killed_before_rename", "restart", "disk_full")
 
 
 @dataclass

@@ -15,6 +15,7 @@ from graders.judge.crash_points import KINDS, NO_CRASH, CrashPoint
 from graders.judge.observation import Observation
 from graders.judge.verdict import Verdict
 from graders.judge.verdicts import judge, load_message
+from graders.sandbox.extra_runs import EXTRA_KINDS, extra_verdicts
 from graders.sandbox.serve import DEFAULT_TIMEOUT, record
 from graders.submission import Submission
 
@@ -42,6 +43,7 @@ class TracedHarness:
         self.sandbox = sandbox
         self.checker = checker
         self._runs: dict[str, tuple] = {}
+        self._extras: dict[str, dict[str, list[Verdict]]] = {}
         self._scenarios: dict = {}
 
     def __enter__(self) -> TracedHarness:
@@ -91,12 +93,29 @@ class TracedHarness:
         return self._runs[sc.name]
 
     def run_matrix(self, scenario, kinds: Iterable[str] | None = None) -> list[Verdict]:
-        """Verdicts of every crash point of ``scenario`` (of ``kinds``), in timeline order."""
-        _rec, verdicts, _matrix = self._run(scenario)
+        """Verdicts of every crash point of ``scenario`` (of ``kinds``), in timeline order;
+        asked for by kind, the restarts and the full disk too, before the run's end."""
+        _rec, verdicts, matrix = self._run(scenario)
         if kinds is None:
             return list(verdicts)
         kinds = {kinds} if isinstance(kinds, str) else set(kinds)
-        return [v for v in verdicts if v.kind in kinds or v.kind in (NO_CRASH, "load")]
+        mine = [v for v in verdicts if v.kind in kinds or v.kind in (NO_CRASH, "load")]
+        if matrix is not None and kinds & set(EXTRA_KINDS):
+            mine[-1:-1] = self._extra(scenario, matrix, kinds)
+        return mine
+
+    def _extra(self, scenario, matrix, kinds: set[str]) -> list[Verdict]:
+        """The restart and full-disk verdicts of ``kinds`` (:mod:`graders.sandbox.extra_runs`),
+        run once per scenario and kind."""
+        from graders.judge.checkpoint_rules import check
+
+        sc = self.scenario(scenario)
+        done = self._extras.setdefault(sc.name, {})
+        for kind in sorted(kinds & set(EXTRA_KINDS) - set(done)):
+            done[kind] = extra_verdicts(self.submission.source, sc, matrix, {kind},
+                                        sandbox=self.sandbox, timeout=self.timeout,
+                                        checker=self.checker or check)
+        return [v for kind in sorted(kinds & set(done)) for v in done[kind]]
 
     def power_verdicts(self, scenario) -> list[Verdict]:
         """Verdicts of every power-cut crash point of ``scenario``, from the same one run."""

@@ -2,8 +2,10 @@
 
 :class:`Session` makes the run's directory (the bootstrap and the submission, readable by the
 sandbox's user), starts strace over bubblewrap over the bootstrap with one end of a socket, serves
-its frames until the run is over or out of time, then ends every process it started and fills in
-the :class:`~graders.judge.recording.Recording`.
+its frames until the run is over, out of time or over budget, then ends every process it started
+and fills in the :class:`~graders.judge.recording.Recording`. Two kinds of run beside the plain
+one: a restart (:meth:`Session.seed`: the folder holds a crash state's files before the code is
+loaded) and a full disk (:meth:`Session.fill_disk_at`: writes start failing at one call).
 """
 
 from __future__ import annotations
@@ -27,11 +29,16 @@ from graders.judge.recording import Recording, Snapshot
 from graders.sandbox.box import TMP, TRACE_CAP, WORK, command, find_tools
 from graders.sandbox.calls import CallServer
 from graders.sandbox.framing import FrameReader
+from graders.sandbox.full_disk import limit_file_size
 from graders.sandbox.snapshots import listing, read_safely
 
-__all__ = ["Session"]
+__all__ = ["Session", "TRACE_BUDGET"]
 
 _OUTPUT_TAIL = 4000
+#: Bytes of trace one run may leave the grading process (strace writes every byte written four
+#: times over, as hex): an honest run leaves under 10 MB; more, and the run is stopped as over
+#: budget, the submission's own failure (one submission once took a grading worker to 8 GB).
+TRACE_BUDGET = 24 << 20
 _BOOTSTRAP = Path(__file__).with_name("_bootstrap.py")
 
 
@@ -167,7 +174,8 @@ class Session:
     # -- the conversation ------------------------------------------------------------------
 
     def serve(self) -> None:
-        """Serve the run's frames and keep its output's tail, until it is over or out of time."""
+        """Serve the run's frames and keep its output's tail, until it is over, out of time or
+        over budget."""
         deadline = self.started + self.timeout
         streams = {self.proc.stdout.fileno(): "stdout", self.proc.stderr.fileno(): "stderr"}
         open_fds = [self.sock.fileno(), *streams]
@@ -177,7 +185,9 @@ class Session:
                 self.rec.ended = "hung"
                 self.rec.detail = (f"still running after {self.timeout:g} s, so it was stopped")
                 return
-            ready, _, _ = select.select(open_fds, [], [], left)
+            if self._trace_over_budget():
+                return
+            ready, _, _ = select.select(open_fds, [], [], min(left, 0.25))
             for fd in ready:
                 if fd in streams:
                     chunk = os.read(fd, 65536)
@@ -203,8 +213,53 @@ class Session:
 
     def _handle_frames(self) -> bool:
         """Handle every complete frame in the buffer; True when the run is over."""
-        return any(self.calls.handle(seq, op, fields)
-                   for seq, op, fields in self.frames.frames())
+        return any(self.calls.handle(frame) for frame in self.frames.frames())
+
+    def _trace_over_budget(self) -> bool:
+        """Stop the run (True) once its trace is bigger than one run may leave."""
+        try:
+            size = os.stat(self.trace).st_size
+        except OSError:
+            return False
+        if size <= TRACE_BUDGET:
+            return False
+        self.calls.over_budget(f"wrote so much that the grader's record of it passed "
+                               f"{TRACE_BUDGET >> 20} MB (every byte written, four times over)")
+        return True
+
+    # -- the two other kinds of run ----------------------------------------------------------
+
+    def seed(self, entries: list[dict]) -> None:
+        """Run as a restart: the bootstrap puts ``entries`` (``{"path", "kind", "data",
+        "target"}``, paths under ``/work`` and ``/tmp``, data in base64) back before it loads
+        the code. Call before :meth:`start`."""
+        if not self.sandbox:  # unconfined, /tmp is the machine's own: put back /work only
+            entries = [e for e in entries if e["path"].startswith(WORK + "/")]
+        path = self.run_dir / "grader" / "seed.json"
+        path.write_text(json.dumps(entries), encoding="utf-8")
+        os.chmod(path, 0o644)
+        self.mode = "restart"
+
+    def fill_disk_at(self, op: str, index: int) -> None:
+        """Fill the disk when call ``index`` of kind ``op`` has been served, before its answer.
+
+        How: the file-size limit (RLIMIT_FSIZE) of every process of the submission is lowered,
+        from outside, to half the size of checkpoint.json at that moment
+        (:mod:`graders.sandbox.full_disk`). A write that crosses it writes what fits and returns
+        a short count, and the next one fails (EFBIG; Python ignores the SIGXFSZ that comes with
+        it), exactly as a full disk cuts a write short and then fails (ENOSPC). Why not fill the
+        sandbox's tmpfs: a file-size limit works the same in every grading tier (the
+        namespace-free one has no tmpfs of its own to fill), fills nothing the grading machine
+        shares, and needs no write into the sandbox from outside.
+        """
+        self.calls.before_reply = lambda call: (
+            self._lower_file_size(call) if (call.op, call.index) == (op, index) else None)
+
+    def _lower_file_size(self, call) -> None:
+        size = call.snapshot.size if call.snapshot is not None else None
+        limit = max(1, (size or 0) // 2)
+        done, error = limit_file_size(self.proc.pid, limit)
+        self.rec.filled = {"seq": call.seq, "limit": limit, "processes": done, "error": error}
 
     # -- the end -----------------------------------------------------------------------------
 
@@ -301,15 +356,40 @@ class Session:
         rec.exit_code = self.proc.returncode
         rec.stdout_tail = self.outputs["stdout"].decode("utf-8", "replace")
         rec.stderr_tail = self.outputs["stderr"].decode("utf-8", "replace")
-        try:
-            rec.trace = self.trace.read_text(encoding="latin-1")
-        except OSError:
-            rec.trace = ""
-        if self.proc.returncode == -signal.SIGXFSZ:
+        if self.frames.leftover() and rec.ended != "hung":
+            rec.protocol.append("a grader frame begun and never finished")
+        rec.trace = self._read_trace()
+        if self.proc.returncode == -signal.SIGXFSZ and not rec.over_budget:
             rec.ended = "died"
             rec.detail = ("wrote so much that the grader could not record it all (over "
                           f"{TRACE_CAP >> 20} MB of file writes, counted four times over)")
-            rec.protocol.append("a record too big to keep")
+            rec.over_budget = "wrote more than the grader's record of one run can hold"
         if rec.ended == "died" and not rec.detail:
             rec.detail = (f"ended the process itself (exit status {self.proc.returncode}) "
                           "before run_agent returned")
+
+    def _read_trace(self) -> str:
+        """The trace strace wrote, unless the run went over budget (then nothing is kept)."""
+        rec = self.rec
+        try:
+            size = os.stat(self.trace).st_size
+        except OSError as err:
+            rec.trace_lost = f"the trace could not be read ({err.strerror or err})"
+            return ""
+        if size > TRACE_BUDGET and not rec.over_budget:
+            self.calls.over_budget(f"wrote so much that the grader's record of it passed "
+                                   f"{TRACE_BUDGET >> 20} MB (every byte written, four times over)")
+        if rec.over_budget:
+            return ""
+        try:
+            text = self.trace.read_text(encoding="latin-1")
+        except OSError as err:
+            rec.trace_lost = f"the trace could not be read ({err.strerror or err})"
+            return ""
+        try:
+            st = os.statvfs(self.trace)
+            if st.f_bavail * st.f_frsize < (1 << 20):
+                rec.trace_lost = "the grading machine's temporary space was full"
+        except OSError:
+            pass
+        return text
