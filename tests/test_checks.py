@@ -335,7 +335,7 @@ STARTER_AGENT = _function(LEVEL2_STARTER, "run_agent")
 ], ids=["syntax", "renamed", "deleted_cell", "os_exit", "hang_top", "raises_top", "hang_loop",
         "magic"])
 def test_a_broken_submission_fails_every_check_saying_why(save, agent, expected):
-    results = level2(save, agent, include_hidden=True, timeout=1)
+    results = level2(save, agent, include_hidden=True, timeout=3)  # 1 s was tight under load
     assert set(results) == ALL_L2
     for result in results.values():
         assert not result.passed and result.points_earned == 0
