@@ -88,7 +88,7 @@ def _describe_write(moment: Moment) -> str:
 
 def build_matrix(rec: Recording, scenario) -> Matrix:
     """Replay ``rec`` and group its moments into crash points, in timeline order."""
-    ops = parse_trace(rec.trace, rec.socket_inode)
+    ops = rec.ops if rec.ops is not None else parse_trace(rec.trace, rec.socket_inode)
     moments, unfollowed = replay(ops)
     discrepancies = _missing_markers(rec, ops)
     saves, groups, call_moments = _group_moments(rec, ops, moments)

@@ -70,6 +70,7 @@ class Recording:
     final: Snapshot | None = None
     protocol: list[str] = field(default_factory=list)
     trace: str = ""
+    ops: list | None = None
     socket_inode: int | None = None
     stdout_tail: str = ""
     stderr_tail: str = ""
