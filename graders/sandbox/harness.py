@@ -63,6 +63,10 @@ class TracedHarness:
                                      if isinstance(scenario, str) else scenario)
         return self._scenarios[name]
 
+    def _record(self, sc):
+        """One recorded run on scenario ``sc`` (another observer's harness records its own way)."""
+        return record(self.submission.source, sc, sandbox=self.sandbox, timeout=self.timeout)
+
     def load_problem(self) -> str | None:
         """Why the submission cannot run at all (a student message), or None."""
         return self.submission.problem()
@@ -77,8 +81,7 @@ class TracedHarness:
                 from graders.judge.matrix import IncompleteRecording
 
                 for attempt in (1, 2):  # a recording the grader lost part of is made again
-                    rec = record(self.submission.source, sc, sandbox=self.sandbox,
-                                 timeout=self.timeout)
+                    rec = self._record(sc)
                     try:
                         verdicts, matrix = (judge(rec, sc) if self.checker is None
                                             else judge(rec, sc, checker=self.checker))
@@ -130,7 +133,7 @@ class TracedHarness:
             if pm.point.id == point_id:
                 return matrix.observation(pm, pm.moments[0])
         known = ", ".join(pm.point.id for pm in matrix.points)
-        from graders.inprocess.harness import HarnessError
+        from graders.inprocess.errors import HarnessError
 
         raise HarnessError(f"no crash point {point_id!r} in this run of {sc.name}; its crash "
                            f"points are: {known}")
