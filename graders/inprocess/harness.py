@@ -23,7 +23,10 @@ The parts: :mod:`~graders.inprocess.runner_backend` speaks the runner protocol
 :mod:`~graders.inprocess.child` is one child's life and :mod:`~graders.inprocess.recorder` its
 instrumentation; :mod:`~graders.inprocess.waiting` reaps and kills the children.
 
-POSIX only: on other platforms every run is reported as skipped ("needs Linux or macOS").
+Where there is no ``fork`` (Windows, a browser's Python), a :class:`Harness` of a source
+submission is a :class:`~graders.inprocess.recorded_harness.RecordedHarness` instead: the same
+questions answered from one run recorded in this process and replayed, as grading replays its
+recordings; it says so in one line, once. Live functions there are reported as skipped.
 """
 
 from __future__ import annotations
@@ -55,6 +58,12 @@ __all__ = ["Harness", "HarnessError", "dry_run", "crash_points", "run_point", "r
 DEFAULT_TIMEOUT = 5.0
 
 
+#: The line a lesson shows (once) where its crash runs are recorded and replayed, not forked.
+REPLAYED_NOTE = ("No fork here: these crash states come from one recorded run of the code, "
+                 "replayed as grading replays its recordings, not from killing a real process.")
+_told: list[bool] = []
+
+
 class Harness:
     """One submission, one runner, a dry run per scenario: run crash points and check them.
 
@@ -66,6 +75,17 @@ class Harness:
         tmpdir: where to make them (default: ``/dev/shm`` if it exists, else the system's
             temporary directory).
     """
+
+    def __new__(cls, submission=None, *args, **kwargs):
+        if (cls is Harness and isinstance(submission, Submission) and not submission.in_process
+                and unsupported_reason()):
+            from graders.inprocess.recorded_harness import RecordedHarness
+
+            if not _told:
+                _told.append(True)
+                print(REPLAYED_NOTE)
+            return RecordedHarness(submission, timeout=kwargs.get("timeout"))
+        return super().__new__(cls)
 
     def __init__(self, submission: Submission, *, timeout: float = DEFAULT_TIMEOUT,
                  jobs: int | None = None, keep_files: bool = False,
