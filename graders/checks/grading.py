@@ -41,7 +41,7 @@ def grade_submission(source: str, notebook: str, *, include_hidden: bool = True,
                 results = grade_level2(source, checks, timeout, allow_fallback)
             else:
                 grade = grade_level3 if notebook == LEVEL3 else grade_level4
-                results = grade(source, checks, timeout)
+                results = grade(source, checks, timeout, allow_fallback)
         except SandboxUnavailable as exc:
             results = {c.id: cannot_grade(c.id, exc) for c in checks}
         except Exception as exc:  # noqa: BLE001 - a grader fault fails the checks, saying so
