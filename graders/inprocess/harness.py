@@ -41,7 +41,6 @@ from typing import Any
 from graders.inprocess.arguments import checked_kinds, point_kind, scenario_of
 from graders.inprocess.collect import collect
 from graders.inprocess.errors import HarnessError, RunnerDied
-from graders.inprocess.fork_backend import ForkBackend
 from graders.inprocess.load_messages import load_message
 from graders.inprocess.posix_support import scratch_dir, unsupported_reason
 from graders.inprocess.runner_backend import RunnerBackend
@@ -134,6 +133,9 @@ class Harness:
                     self.root = Path(tempfile.mkdtemp(prefix="checkpoint-lab-",
                                                       dir=self.tmpdir))
                 if self.submission.in_process:
+                    # imported here: the forking side binds os.fork, which Windows lacks
+                    from graders.inprocess.fork_backend import ForkBackend
+
                     self._backend = ForkBackend(self.submission)
                 else:
                     self._backend = RunnerBackend(self.submission, self.root)

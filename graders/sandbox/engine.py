@@ -155,9 +155,9 @@ def harness_for(submission, timeout: float | None, *, allow_fallback: bool = Fal
     :class:`SandboxUnavailable`; a self-check (``allow_fallback``) runs on :func:`observer`.
     Live functions (no source) run in the forking harness of :mod:`graders.inprocess.harness`.
     """
-    from graders.inprocess.harness import DEFAULT_TIMEOUT, Harness
-
     if submission.in_process:
+        from graders.inprocess.harness import DEFAULT_TIMEOUT, Harness
+
         return Harness(submission, timeout=DEFAULT_TIMEOUT if timeout is None else timeout), None
     if not allow_fallback:
         problem = grading_problem()
