@@ -414,3 +414,36 @@ def test_a_submission_knows_what_it_is_before_it_runs(tmp_path):
     assert Submission.from_source("from somewhere import *\n").problem() is None
     with pytest.raises(TypeError):
         Submission.from_functions(None, None)
+
+
+def _lesson_view(obs) -> tuple:
+    return (obs.checkpoint, sorted(obs.files.values()), len(obs.saves), obs.model_calls,
+            obs.tool_calls, [e.get("name") for e in obs.ledger])
+
+
+def test_without_fork_the_lessons_crash_runs_and_timeline_show_what_real_kills_leave(
+        monkeypatch, capsys):
+    """The crash runs the lessons show (lessons/*.py: Harness(...).run_point), and the
+    timeline, are the same from a recording where there is no fork."""
+    from graders.teaching.timeline import build_timeline
+    from graders.teaching.variants import no_checkpoint, variant
+
+    runs = [(no_checkpoint(), "support-tickets", "killed_during_tool_2"),
+            (variant("A and B", "temp + rename"), "support-tickets", "killed_during_model_call_2"),
+            (variant("A and B", "temp + rename"), "long-migration", "killed_during_tool_4"),
+            (variant("B only", "in place"), "support-tickets", "torn_write_save_2"),
+            (variant("B only", "temp + rename"), "support-tickets", "torn_write_save_2"),
+            (variant("B only", "temp + rename"), "support-tickets", "killed_before_rename_save_2")]
+
+    def shown():
+        views = []
+        for submission, scenario, point in runs:
+            with Harness(submission) as harness:
+                views.append(_lesson_view(harness.run_point(scenario, point)))
+        return views, build_timeline().to_text()
+
+    killed = shown()
+    monkeypatch.setattr(graders.inprocess.harness, "unsupported_reason", lambda: "no fork")
+    monkeypatch.setattr(graders.inprocess.harness, "_told", [])
+    assert shown() == killed
+    assert capsys.readouterr().out.count("No fork here") == 1

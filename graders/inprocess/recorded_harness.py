@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from graders.inprocess.record import DEFAULT_TIMEOUT, record_in_process
 from graders.judge.crash_points import CrashPoint
-from graders.judge.observation import Observation
+from graders.judge.observation import Observation, SaveRecord
 from graders.sandbox.harness import TracedHarness
 
 __all__ = ["RecordedHarness", "NOTE"]
@@ -33,6 +33,18 @@ class RecordedHarness(TracedHarness):
     def _record(self, sc):
         return record_in_process(self.submission.source, sc, timeout=self.timeout)
 
+    def run_point(self, scenario, point: str | CrashPoint) -> Observation:
+        """What was on disk at ``point``: as the forking harness's real kill leaves it, so a
+        torn write is the moment halfway through the write that tears ``checkpoint.json`` (its
+        first moment otherwise)."""
+        point_id = point.id if isinstance(point, CrashPoint) else point
+        _rec, _verdicts, matrix = self._run(scenario)
+        for pm in (matrix.points if matrix is not None else []):
+            if pm.point.id == point_id:
+                moment = _tearing(pm.moments) if pm.point.kind == "torn_write" else pm.moments[0]
+                return _as_killed(matrix, matrix.observation(pm, moment), moment)
+        return super().run_point(scenario, point)
+
     def point(self, scenario, point: str | CrashPoint) -> CrashPoint:
         """The crash point with id ``point`` (a CrashPoint is returned as is)."""
         if isinstance(point, CrashPoint):
@@ -46,3 +58,33 @@ class RecordedHarness(TracedHarness):
     def run_points(self, scenario, points: Iterable[str | CrashPoint]) -> list[Observation]:
         """What was on disk at each of ``points`` (as the forking harness's ``run_points``)."""
         return [self.run_point(scenario, point) for point in points]
+
+
+def _tearing(moments: list):
+    """The moment a real torn write leaves: halfway through the first write that changes
+    ``checkpoint.json``, else halfway through the first write, else the first moment."""
+    during = [m for m in moments if m.how == "during"]
+    before = {m.position: m for m in moments if m.how == "before"}
+    for moment in during:
+        prior = before.get(moment.position)
+        if prior is None or (moment.kind, moment.data) != (prior.kind, prior.data):
+            return moment
+    return during[0] if during else moments[0]
+
+
+def _as_killed(matrix, obs: Observation, moment) -> Observation:
+    """``obs`` as a real kill at ``moment`` leaves it: the saves made so far (not the run's
+    all), and a file torn halfway through its write listed at its torn size."""
+    starts = [op.index for op in matrix.ops
+              if op.call == "marker" and (op.frame or {}).get("op") == "save_start"]
+    made = sum(1 for at in starts if at < moment.position)
+    obs.saves = obs.saves[:made]
+    while len(obs.saves) < made:  # a save that wrote nothing has no group of operations
+        obs.saves.append(SaveRecord(n=len(obs.saves) + 1, phase="", tool=None, completed=True))
+    if moment.how == "during" and moment.write and moment.op is not None and moment.op.args:
+        target = moment.op.args[0]
+        path = target.get("path", b"") if isinstance(target, dict) else b""
+        name = path.decode("utf-8", "surrogateescape").removeprefix("/work/")
+        if isinstance(obs.files.get(name), int):
+            obs.files[name] += moment.write["kept"]
+    return obs
