@@ -460,3 +460,22 @@ def test_the_recorder_leaves_the_process_as_it_found_it(tmp_path, monkeypatch):
     assert (os.open, os.write, os.replace, open, sys.stdout, threading.Thread.start,
             os.getcwd()) == before
     assert list(tmp_path.iterdir()) == []
+
+
+@needs_linux
+def test_sendfile_copy_file_range_and_fallocate_called_directly():
+    ops = agrees_with_strace("""
+        with open("a", "w") as f:
+            f.write("0123456789")
+        out = os.open("b", os.O_WRONLY | os.O_CREAT, 0o644)
+        src = os.open("a", os.O_RDONLY)
+        os.sendfile(out, src, None, 4)
+        os.copy_file_range(src, out, 3, 0, 4)
+        os.posix_fallocate(out, 0, 16)
+        os.close(src)
+        os.close(out)
+    """, "sendfile", "copy_file_range", "fallocate")
+    b, a = fd(3, "/work/b"), fd(4, "/work/a")
+    assert ops == [("sendfile", [b, a, "NULL", 4], 4, None),
+                   ("copy_file_range", [a, {"list": [0]}, b, {"list": [4]}, 3, 0], 3, None),
+                   ("fallocate", [b, 0, 0, 16], 0, None)]
