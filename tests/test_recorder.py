@@ -122,7 +122,8 @@ def test_bytes_still_in_pythons_buffer_are_not_written_before_a_call():
     calls = [(op.call, (op.frame or {}).get("op")) for op in rec.ops]
     model = calls.index(("marker", "model"))
     assert ("write", None) in calls[model:] and ("write", None) not in calls[:model]
-    assert rec.calls[0].snapshot.kind == "file" and rec.calls[0].snapshot.data == b""
+    snapshot = rec.calls[0].snapshot  # the file was opened, its bytes not written yet
+    assert snapshot.kind == "file" and not snapshot.data and snapshot.size in (None, 0)
 
 
 def test_append_mode_seeks_to_the_end_and_read_only_opens_are_logged_too():
@@ -479,3 +480,58 @@ def test_sendfile_copy_file_range_and_fallocate_called_directly():
     assert ops == [("sendfile", [b, a, "NULL", 4], 4, None),
                    ("copy_file_range", [a, {"list": [0]}, b, {"list": [4]}, 3, 0], 3, None),
                    ("fallocate", [b, 0, 0, 16], 0, None)]
+
+
+def test_a_restart_puts_the_crash_states_files_back_first_recorded():
+    import base64
+
+    def b64(data: bytes) -> str:
+        return base64.b64encode(data).decode()
+
+    seed = [{"path": "/work/checkpoint.json", "kind": "file", "data": b64(b'{"turns": 2}')},
+            {"path": "/work/sub", "kind": "dir"},
+            {"path": "/tmp/left.tmp", "kind": "file", "data": b64(b"half")},
+            {"path": "/work/../outside", "kind": "file", "data": b64(b"never")}]
+    rec = record_in_process(program("""
+        with open("checkpoint.json") as f:
+            print(f.read(), os.path.isdir("sub"), open("/tmp/left.tmp").read())
+    """), SCENARIO, seed=seed)
+    assert rec.ended == "finished" and rec.stdout_tail == '{"turns": 2} True half\n'
+    loaded = next(op.index for op in rec.ops if op.call == "marker")
+    before = [(op.call, op.ret_path or op.args[0]) for op in rec.ops[:loaded]
+              if op.call in ("openat", "mkdir")]
+    assert before == [("openat", b"/work/checkpoint.json"), ("mkdir", b"/work/sub"),
+                      ("openat", b"/tmp/left.tmp")]
+
+
+def test_a_full_disk_cuts_the_crossing_write_short_and_fails_the_next():
+    rec = record_in_process(program("""
+        with open("checkpoint.json", "w") as f:
+            f.write("x" * 100)
+        response = call_model(tools=tools, messages=[{"role": "user", "content": task}])
+        block = next(b for b in response["content"] if b["type"] == "tool_use")
+        execute_tool(block["name"], block["input"])
+        fd = os.open("next.json", os.O_WRONLY | os.O_CREAT, 0o644)
+        print(os.write(fd, b"y" * 80))
+        try:
+            os.write(fd, b"z")
+        except OSError as err:
+            print(err.errno == __import__("errno").EFBIG)
+    """), SCENARIO, fill_at=("tool", 1))
+    assert rec.stdout_tail == "50\nTrue\n", (rec.error, rec.stdout_tail)
+    tool = next(c for c in rec.calls if c.op == "tool")
+    assert rec.filled == {"seq": tool.seq, "limit": 50, "processes": 1, "error": ""}
+    writes = [(op.ret, op.error) for op in rec.ops if op.call == "write"]
+    assert writes[-2:] == [(50, None), (-1, "EFBIG")]
+
+
+def test_code_that_calls_the_c_library_directly_is_not_checked_in_process(monkeypatch):
+    from graders.checks import grade_submission
+
+    monkeypatch.setenv("CHECKPOINT_LAB_OBSERVER", "inprocess")
+    source = program("pass", head="import ctypes\nlibc = ctypes.CDLL(None)")
+    results = grade_submission(source, "02_two_latent_failures", include_hidden=False,
+                               allow_fallback=True)
+    assert {r.status for r in results.values()} == {"not_checked"}
+    assert all("calls the C library directly (ctypes)" in r.message and "strace" in r.message
+               for r in results.values())

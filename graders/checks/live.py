@@ -116,6 +116,8 @@ def _evaluate_check(check_id: str, namespace: dict) -> CheckResult:
         return run_level2(Submission.from_functions(agent, save), [check], None, True)[check_id]
     except LookupError as exc:
         return not_checked(check_id, f"Could not run this check yet: {exc}.")
+    except SandboxUnavailable as exc:
+        return not_checked(check_id, f"Could not run this check here: {exc}.")
     except Exception as exc:  # noqa: BLE001 - the student's kernel gets a message, not a traceback
         return grader_fault(check_id, exc)
 

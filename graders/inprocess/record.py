@@ -30,6 +30,11 @@ from graders.inprocess.scratch import Scratch
 from graders.judge.recording import Recording, Snapshot
 from graders.sandbox.calls import CallServer
 
+try:  # the channel's CallServer.handle takes a Frame where framing has one
+    from graders.sandbox.framing import Frame as _Frame
+except ImportError:
+    _Frame = None
+
 __all__ = ["record_in_process", "FakeModelError", "ToolError", "DEFAULT_TIMEOUT"]
 
 #: Seconds one run may take, loading included (as in the sandbox).
@@ -65,9 +70,11 @@ class _Replies:
 class _Run(RunState):
     """One recorded run: the grader's side of the conversation and the submission's."""
 
-    def __init__(self, scenario, mode: str, scratch: Scratch) -> None:
+    def __init__(self, scenario, mode: str, scratch: Scratch, seed: list | None = None,
+                 fill_at: tuple[str, int] | None = None) -> None:
         super().__init__(scratch)
         self.mode = mode
+        self.seed, self.fill_at = seed, fill_at
         self.rec = Recording(scenario=getattr(scenario, "name", None), mode=mode,
                              sandboxed=False)
         self.replies = _Replies()
@@ -92,10 +99,56 @@ class _Run(RunState):
             self.log.marker(self.seq, op, fields)
             self.local.grader = True
             try:
-                self.server.handle(self.seq, op, json.loads(body))
+                self._handle(op, json.loads(body))
+                if op in ("model", "tool") and self.fill_at is not None:
+                    self._fill_disk()
             finally:
                 self.local.grader = False
             return self.replies.last
+
+    def _fill_disk(self) -> None:
+        """Once call ``fill_at`` is served, before its answer: the disk fills, as the sandbox
+        fills it (a file-size limit of half checkpoint.json's size at that moment)."""
+        call = self.rec.calls[-1] if self.rec.calls else None
+        if call is None or (call.op, call.index) != tuple(self.fill_at):
+            return
+        snap = call.snapshot
+        size = snap.size if snap is not None and snap.size is not None else len(
+            (snap.data if snap is not None else None) or b"")
+        self.fsize_limit = max(1, size // 2)
+        self.rec.filled = {"seq": call.seq, "limit": self.fsize_limit, "processes": 1,
+                           "error": ""}
+
+    def _put_back(self) -> None:
+        """A restart: the files a crash left (``seed``: paths under ``/work`` and ``/tmp``,
+        bytes in base64) put back before the code is loaded, as the sandbox's bootstrap does,
+        with the same file operations, recorded."""
+        import binascii
+
+        for entry in self.seed or []:
+            root, _, rest = entry["path"].lstrip("/").partition("/")
+            if root not in ("work", "tmp") or ".." in rest.split("/"):
+                continue
+            path, kind = f"/{root}/{rest}", entry["kind"]
+            if kind == "dir":
+                os.makedirs(path, exist_ok=True)
+            elif kind == "symlink":
+                os.symlink(entry["target"], path)
+            elif kind == "fifo":
+                os.mkfifo(path)
+            elif kind == "file":
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                try:
+                    data = memoryview(binascii.a2b_base64(entry["data"]))
+                    while data:
+                        data = data[os.write(fd, data):]
+                finally:
+                    os.close(fd)
+
+    def _handle(self, op: str, fields: dict) -> bool:
+        if _Frame is not None:
+            return self.server.handle(_Frame(self.seq, {"seq": self.seq, "op": op}, op, fields))
+        return self.server.handle(self.seq, op, fields)
 
     # -- the submission's side (what the sandbox's bootstrap does) ---------------------------
 
@@ -112,6 +165,8 @@ class _Run(RunState):
                                "before run_agent returned")
 
     def _load_and_run(self, source: str) -> None:
+        if self.seed is not None:
+            self._put_back()
         namespace = {"__name__": "submission", "__builtins__": builtins}
         try:
             exec(compile(source, _FILENAME, "exec"), namespace)
@@ -287,15 +342,20 @@ def _listing(folder: str) -> dict:
 
 
 def record_in_process(source: str, scenario=None, *, mode: str = "loop",
-                      timeout: float = DEFAULT_TIMEOUT) -> Recording:
+                      timeout: float = DEFAULT_TIMEOUT, seed: list | None = None,
+                      fill_at: tuple[str, int] | None = None) -> Recording:
     """Run ``source`` once on ``scenario`` in this process, recorded; the judge's Recording.
 
     ``mode`` is ``"loop"`` (call ``run_agent``) or ``"missing_fields"`` (only load the code and
-    describe its ``MISSING_FIELDS``). Never raises for anything the submission does.
+    describe its ``MISSING_FIELDS``). As :func:`graders.sandbox.record`: ``seed`` makes the run a
+    restart (the files of a crash state, ``{"path", "kind", "data", "target"}`` with paths under
+    ``/work`` and ``/tmp`` and data in base64, are put back before the code is loaded), and
+    ``fill_at`` (``("tool", 2)``) fills the disk once that call is served (``rec.filled``).
+    Never raises for anything the submission does.
     """
     with _ONE_AT_A_TIME:
         scratch = Scratch(scratch_dir())
-        run = _Run(scenario, mode, scratch)
+        run = _Run(scenario, mode, scratch, seed, fill_at)
         here = _getcwd()
         try:
             _chdir(scratch.work)

@@ -12,8 +12,14 @@ from graders.inprocess.record import DEFAULT_TIMEOUT, record_in_process
 from graders.judge.crash_points import CrashPoint
 from graders.judge.observation import Observation, SaveRecord
 from graders.sandbox.harness import TracedHarness
+from graders.sandbox.serve import SandboxUnavailable
+from graders.submission import parse_python
 
-__all__ = ["RecordedHarness", "NOTE"]
+__all__ = ["RecordedHarness", "NOTE", "unwatchable"]
+
+#: Modules that reach the C library without Python's os and io: what they do, no recorder in
+#: Python sees.
+_FOREIGN = ("ctypes", "_ctypes", "cffi")
 
 #: The one line a self-check or a lesson shows when its crash states come from this recorder.
 NOTE = ("Recorded in this process: your code ran once here while the course recorded its file "
@@ -31,6 +37,9 @@ class RecordedHarness(TracedHarness):
                          sandbox=False, checker=checker)
 
     def _record(self, sc):
+        problem = unwatchable(self.submission.source)
+        if problem:
+            raise SandboxUnavailable(problem)
         return record_in_process(self.submission.source, sc, timeout=self.timeout)
 
     def run_point(self, scenario, point: str | CrashPoint) -> Observation:
@@ -88,3 +97,24 @@ def _as_killed(matrix, obs: Observation, moment) -> Observation:
         if isinstance(obs.files.get(name), int):
             obs.files[name] += moment.write["kept"]
     return obs
+
+
+def unwatchable(source: str | None) -> str | None:
+    """Why the in-process recorder cannot watch ``source`` (one line), or None: code that calls
+    the C library directly (``ctypes``, ``cffi``) makes system calls no Python patch sees."""
+    import ast
+
+    try:
+        tree = parse_python(source or "")
+    except (SyntaxError, ValueError):
+        return None  # the run reports it
+    for node in ast.walk(tree):
+        names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                 else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+        foreign = [n for n in names if n.split(".")[0] in _FOREIGN]
+        if foreign:
+            return (f"your code calls the C library directly ({foreign[0]}), and this machine "
+                    "has no strace to watch those calls (the self-check here records what "
+                    "Python's os, io, shutil, tempfile and pathlib do). Run the self-check where "
+                    "strace is installed (Linux); grading watches every call in its sandbox")
+    return None

@@ -42,7 +42,10 @@ class RecordedFileIO(io.FileIO):
             return super().write(b)
         run = self._run
         data = bytes(b)
-        return run.do("write", [run.fds.arg(self.fileno()), data, len(data)], super().write, b,
+        fd = self.fileno()
+        write = super().write
+        return run.do("write", [run.fds.arg(fd), data, len(data)],
+                      lambda: write(memoryview(data)[:run.room(fd, len(data))]),
                       ret=lambda n: 0 if n is None else n)
 
     def seek(self, pos, whence=os.SEEK_SET):

@@ -85,6 +85,10 @@ class _Calls:
             run.fds.closed(fd)
             return fd
         run.fds.opened(fd, where, deleted)
+        if flags & os.O_APPEND:
+            run.appending.add(fd)
+        else:
+            run.appending.discard(fd)
         run.log.add("openat", fd, args, ret_path=os.fsencode(where), ret_deleted=deleted)
         return fd
 
@@ -93,21 +97,30 @@ class _Calls:
     def write(self, fd, data):
         if not self.run.records(fd):
             return ORIGINAL["write"](fd, data)
-        return self.run.do("write", [self.run.fds.arg(fd), bytes(data), len(data)],
-                           ORIGINAL["write"], fd, data)
+        run = self.run
+        return run.do("write", [run.fds.arg(fd), bytes(data), len(data)],
+                      lambda: ORIGINAL["write"](fd, memoryview(data)[:run.room(fd, len(data))]))
 
     def pwrite(self, fd, data, offset):
         if not self.run.records(fd):
             return ORIGINAL["pwrite"](fd, data, offset)
-        return self.run.do("pwrite64", [self.run.fds.arg(fd), bytes(data), len(data), offset],
-                           ORIGINAL["pwrite"], fd, data, offset)
+        run = self.run
+        return run.do("pwrite64", [run.fds.arg(fd), bytes(data), len(data), offset],
+                      lambda: ORIGINAL["pwrite"](
+                          fd, memoryview(data)[:run.room(fd, len(data), offset)], offset))
 
     def writev(self, fd, buffers):
         if not self.run.records(fd):
             return ORIGINAL["writev"](fd, buffers)
         buffers = [bytes(b) for b in buffers]
-        return self.run.do("writev", [self.run.fds.arg(fd), _iov(buffers), len(buffers)],
-                           ORIGINAL["writev"], fd, buffers)
+        run = self.run
+
+        def real():
+            whole = b"".join(buffers)
+            room = run.room(fd, len(whole))
+            return ORIGINAL["writev"](fd, buffers if room == len(whole) else [whole[:room]])
+
+        return run.do("writev", [run.fds.arg(fd), _iov(buffers), len(buffers)], real)
 
     def pwritev(self, fd, buffers, offset, flags=0):
         if not self.run.records(fd):
@@ -129,7 +142,7 @@ class _Calls:
                                                                     "token": str(in_fd)}
             head = [run.fds.arg(out_fd), source]
             try:
-                sent = real(out_fd, in_fd, offset, count, *rest, **kwargs)
+                sent = real(out_fd, in_fd, offset, run.room(out_fd, count), *rest, **kwargs)
             except OSError as err:
                 run.failed("sendfile", [*head, "NULL" if offset is None else
                                         {"list": [offset]}, count], err)
@@ -226,6 +239,8 @@ class _Calls:
 
     def _copied(self, fd: int, new: int) -> dict:
         self.run.fds.copied(fd, new)
+        if fd in self.run.appending:
+            self.run.appending.add(new)
         if fd in self.standins:
             self.standins.add(new)
         arg = self.run.fds.arg(new)

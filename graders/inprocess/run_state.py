@@ -50,6 +50,10 @@ class RunState:
         self.deadline: float | None = None
         self.expired = False
         self.active = True
+        #: the file-size limit once the disk is "full" (None: no limit), and the descriptors
+        #: opened to append (their writes land at the end of the file)
+        self.fsize_limit: int | None = None
+        self.appending: set[int] = set()
 
     # -- whose call is it ----------------------------------------------------------------
 
@@ -68,6 +72,20 @@ class RunState:
         if self.expired or (self.deadline is not None and time.monotonic() > self.deadline):
             self.expired = True
             raise Stop
+
+    def room(self, fd: int, count: int, offset: int | None = None) -> int:
+        """How many of ``count`` bytes a write through ``fd`` (at ``offset``) may write under
+        the file-size limit: a write that crosses it is cut short, and one that starts past it
+        fails with EFBIG, as RLIMIT_FSIZE makes them (and as a full disk cuts a write short and
+        fails the next)."""
+        if self.fsize_limit is None or not count:
+            return count
+        if offset is None:
+            offset = (os.fstat(fd).st_size if fd in self.appending
+                      else os.lseek(fd, 0, os.SEEK_CUR))
+        if offset >= self.fsize_limit:
+            raise OSError(errno.EFBIG, os.strerror(errno.EFBIG))
+        return min(count, self.fsize_limit - offset)
 
     # -- one recorded call -----------------------------------------------------------------
 
