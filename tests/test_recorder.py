@@ -399,7 +399,7 @@ def test_calls_and_saves_are_markers_numbered_by_the_recorder():
                            {"seq": 3, "op": "save_end", "n": 1}]
 
 
-def test_the_runs_threads_are_recorded_as_one_process_and_others_are_not():
+def test_the_runs_threads_are_recorded_each_started_by_its_parent_and_others_are_not():
     outside = []
     stop = threading.Event()
 
@@ -424,9 +424,17 @@ def test_the_runs_threads_are_recorded_as_one_process_and_others_are_not():
     finally:
         stop.set()
         other.join()
-    opened = sorted(op.ret_path for op in rec.ops if op.call == "openat")
-    assert opened == [b"/work/t0", b"/work/t1", b"/work/t2"]
-    assert len({op.pid for op in rec.ops}) == 1 and outside
+    opens = [op for op in rec.ops if op.call == "openat"]
+    assert sorted(op.ret_path for op in opens) == [b"/work/t0", b"/work/t1", b"/work/t2"]
+    main = next(op.pid for op in rec.ops if op.call == "marker")
+    starts = [op for op in rec.ops if op.call == "clone3"]
+    assert {op.pid for op in starts} == {main} and len(starts) == 3
+    assert all("CLONE_FILES" in op.args[0] and "CLONE_THREAD" in op.args[0] for op in starts)
+    assert {op.pid for op in opens} == {op.ret for op in starts} and main not in {
+        op.pid for op in opens}
+    assert all(rec.ops.index(start) < rec.ops.index(opened) for start, opened in zip(
+        sorted(starts, key=lambda o: o.ret), sorted(opens, key=lambda o: o.pid), strict=True))
+    assert outside  # the other thread's writes went on, unrecorded
 
 
 def test_a_hang_is_stopped_and_reported_as_the_sandbox_reports_it():

@@ -8,8 +8,10 @@ it: ``/work/...``, ``/tmp/...``); a descriptor is ``{"fd": n, "path": b"/work/x"
 (plus ``"deleted": True`` for a file that has no name any more); the working directory is
 ``{"fd": None, "path": b"/work", "token": "AT_FDCWD"}``; flag sets are strace's names joined by
 ``|`` (``"O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC"``), a mode is strace's octal token (``"0666"``,
-and ``0`` for none), and a number is an ``int``. Every operation of one run has one ``pid``: the
-run's threads share one descriptor table and one working directory, as threads do.
+and ``0`` for none), and a number is an ``int``. ``Op.pid`` is the thread that made the call (as
+strace numbers each thread); a thread the run starts is a ``clone3`` by its parent with the flags
+Python's threads are made with (they share the descriptors and the working directory), its
+``ret`` the new thread.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import threading
 
 from graders.judge.trace import Op
 
-__all__ = ["OpLog", "flag_names", "mode_token", "token"]
+__all__ = ["OpLog", "flag_names", "mode_token", "token", "THREAD_FLAGS", "thread_id"]
 
 #: strace's order for open flags after the access mode (its ``open_mode_flags`` table).
 _OPEN_FLAGS = ("O_CREAT", "O_EXCL", "O_NOCTTY", "O_TRUNC", "O_APPEND", "O_NONBLOCK", "O_SYNC",
@@ -29,6 +31,9 @@ _OPEN_FLAGS = ("O_CREAT", "O_EXCL", "O_NOCTTY", "O_TRUNC", "O_APPEND", "O_NONBLO
 _PRINTED = {"O_ASYNC": "FASYNC"}
 #: Python adds O_CLOEXEC to every descriptor it opens (PEP 446), on every platform.
 _ALWAYS = ("O_CLOEXEC",)
+#: How CPython starts a thread on Linux, as strace shows clone3's flags.
+THREAD_FLAGS = ("CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|CLONE_SYSVSEM|"
+                "CLONE_SETTLS|CLONE_PARENT_SETTID|CLONE_CHILD_CLEARTID")
 #: The recorder's own bit for O_DIRECTORY where the platform has none (Windows).
 EMULATED_DIRECTORY = 1 << 28
 
@@ -74,6 +79,14 @@ def token(text: str):
         return text
 
 
+def thread_id() -> int:
+    """The calling thread, as the log numbers threads."""
+    try:
+        return threading.get_ident()
+    except Exception:  # noqa: BLE001 - a runtime without threads
+        return 0
+
+
 class OpLog:
     """One run's operations, in the order they completed, and the lock that keeps that order.
 
@@ -81,15 +94,17 @@ class OpLog:
     so the log's order is the order the calls took effect, whichever thread made them.
     """
 
-    def __init__(self, pid: int | None = None) -> None:
+    def __init__(self) -> None:
         self.ops: list[Op] = []
-        self.pid = os.getpid() if pid is None else pid
         self.lock = threading.RLock()
 
     def add(self, call: str, ret: int | None, args: list, *, error: str | None = None,
-            ret_path: bytes | None = None, ret_deleted: bool = False) -> Op:
-        """Log one system call (``error``: its errno name when it failed, ``ret`` is then -1)."""
-        op = Op(len(self.ops), self.pid, call, ret, error, args, ret_path)
+            ret_path: bytes | None = None, ret_deleted: bool = False,
+            pid: int | None = None) -> Op:
+        """Log one system call of the calling thread (or ``pid``); ``error`` is its errno name
+        when it failed (``ret`` is then -1)."""
+        op = Op(len(self.ops), thread_id() if pid is None else pid, call, ret, error, args,
+                ret_path)
         if ret_deleted:
             op.ret_deleted = True
         self.ops.append(op)
@@ -100,6 +115,11 @@ class OpLog:
         frame = {"seq": seq, "op": op_name}
         if "n" in fields and op_name in ("save_start", "save_end"):
             frame["n"] = fields["n"]
-        op = Op(len(self.ops), self.pid, "marker", 0, None, [], None, frame)
+        op = Op(len(self.ops), thread_id(), "marker", 0, None, [], None, frame)
         self.ops.append(op)
         return op
+
+    def started(self, parent: int, child: int) -> None:
+        """Log thread ``child`` started by thread ``parent`` (sharing its descriptors)."""
+        with self.lock:
+            self.add("clone3", child, [THREAD_FLAGS, None], pid=parent)

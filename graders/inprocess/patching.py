@@ -115,12 +115,17 @@ def _start_for(run: RunState, real_start):
     def start(thread):
         if run.owns():
             body = thread.run
+            parent = threading.get_ident()
 
             def run_as_the_runs():
                 me = threading.get_ident()
                 run.threads.add(me)
+                run.log.started(parent, me)
                 try:
                     body()
+                except BaseException as exc:  # noqa: BLE001 - reported while still the run's
+                    threading.excepthook(threading.ExceptHookArgs(
+                        (type(exc), exc, exc.__traceback__, thread)))
                 finally:
                     run.threads.discard(me)
 
