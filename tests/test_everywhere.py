@@ -12,6 +12,7 @@ missing. The simulation needs bubblewrap and root; elsewhere the test is skipped
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import re
@@ -66,6 +67,7 @@ def _scratch() -> Path:
     from graders.nbgrader_plumbing.build import extract_code
 
     folder = Path(tempfile.mkdtemp(prefix="checkpoint-lab-everywhere-"))
+    atexit.register(shutil.rmtree, folder, True)
     (folder / "starter").mkdir()
     (folder / "reference").mkdir()
     (folder / "no-fork").mkdir()
