@@ -46,7 +46,7 @@ def grade_submission(submission: AnswerCells | str, notebook: str, *,
                 results = grade_level2(cells, checks, timeout, allow_fallback)
             else:
                 grade = grade_level3 if notebook == LEVEL3 else grade_level4
-                results = grade(cells, checks, timeout)
+                results = grade(cells, checks, timeout, allow_fallback)
         except SandboxUnavailable as exc:
             results = {c.id: cannot_grade(c.id, exc) for c in checks}
         except Exception as exc:  # noqa: BLE001 - a grader fault fails the checks, saying so

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from graders.checks.result import CheckResult
+from graders.checks.result import NOT_CHECKED, CheckResult
 
 __all__ = [
     "NotJudged", "grader_fault", "cannot_grade", "GRADER_FAULT", "NO_SANDBOX",
@@ -25,6 +25,10 @@ class NotJudged(CheckResult):
     :data:`NO_SANDBOX`. It earns nothing and says why; it is not the student's failure."""
 
     why: str = GRADER_FAULT
+
+    def __post_init__(self) -> None:
+        self.status = NOT_CHECKED  # not judged: never shown as the student's failure
+        super().__post_init__()
 
 
 def grader_fault(check_id: str, exc: BaseException) -> CheckResult:

@@ -12,7 +12,7 @@ import copy
 from typing import Any
 
 from graders.checks.base import VISIBLE_SCENARIO, WITHOUT
-from graders.checks.result import CheckResult, check_result
+from graders.checks.result import CheckResult, check_result, not_checked
 from graders.loop import lesson_loop
 from graders.loop.protocol import SIX_FIELDS
 from graders.text import plural, short_json
@@ -103,7 +103,9 @@ def grade_saves_all_six(submission, where: str, timeout: float | None,
     harness, _note = harness_for(submission, timeout, allow_fallback=fallback)
     with harness:
         finished = harness.run_point(scenario, "no_crash")
-        if finished.ended in ("not_loaded", "skipped"):
+        if finished.ended == "skipped":
+            return not_checked(check_id, f"Could not run this check here: {finished.detail}")
+        if finished.ended == "not_loaded":
             return check_result(check_id, False, f"Could not run {where}: {finished.detail}")
         problem = _after_the_full_run(finished, saves[-1], done)
         if problem:

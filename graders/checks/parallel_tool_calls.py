@@ -121,10 +121,11 @@ def submission_source(part: Part) -> list[Part]:
     return [*head, Part(_GIVEN_WHERE, given_save_source()), Part(part.where, code)]
 
 
-def grade_level4(source: str, checks: list, timeout: float | None) -> dict:
+def grade_level4(source: str, checks: list, timeout: float | None,
+                 fallback: bool = False) -> dict:
     """Grade the Level 4 answer cell in ``source`` on ``checks``; check id -> CheckResult."""
     return grade_one_cell(
         source, checks, timeout, notebook=LEVEL4, cell="l4_run_agent", name="run_agent",
         what="several tool calls in one turn are checked", join=submission_source,
         verdicts_of=lambda harness, scenario: harness.run_matrix(scenario), judge=_judge,
-        checker=parallel_rules.check)
+        checker=parallel_rules.check, fallback=fallback)

@@ -118,9 +118,11 @@ def _judge(check, verdicts: list):
     return result
 
 
-def grade_level3(source: str, checks: list, timeout: float | None) -> dict:
+def grade_level3(source: str, checks: list, timeout: float | None,
+                 fallback: bool = False) -> dict:
     """Grade the Level 3 answer cell in ``source`` on ``checks``; check id -> CheckResult."""
     return grade_one_cell(
         source, checks, timeout, notebook=LEVEL3, cell="l3_save_checkpoint",
         name="save_checkpoint", what="a power cut can only be checked", join=with_lesson_loop,
-        verdicts_of=lambda harness, scenario: harness.power_verdicts(scenario), judge=_judge)
+        verdicts_of=lambda harness, scenario: harness.power_verdicts(scenario), judge=_judge,
+        fallback=fallback)

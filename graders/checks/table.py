@@ -71,6 +71,17 @@ class ResultTable:
         return all(r.passed for r in self.results)
 
     @property
+    def not_checked(self) -> list:
+        """The results of the checks that could not run here (status ``"not_checked"``)."""
+        return [r for r in self.results if getattr(r, "status", "") == "not_checked"]
+
+    @property
+    def failed(self) -> list:
+        """The results of the checks that ran and failed."""
+        return [r for r in self.results
+                if not r.passed and getattr(r, "status", "") != "not_checked"]
+
+    @property
     def points(self) -> tuple[float, int]:
         """(points earned, points possible) over the results."""
         return sum(r.points_earned for r in self.results), sum(r.points for r in self.results)
@@ -81,6 +92,10 @@ class ResultTable:
         shown: dict[str, str] = {}  # a cause's text -> where the table first showed it
         for result in self.results:
             check = result.check
+            if getattr(result, "status", "") == "not_checked":
+                rows.append(Row(check.id, f"not checked here, {check.points} pending",
+                                f"{check.title[0].upper()}{check.title[1:]}. {result.message}"))
+                continue
             status = "PASS" if result.passed else "FAIL"
             failed = [] if result.passed else [
                 v for v in result.verdicts if counts_against(check.id, v)]
@@ -124,6 +139,10 @@ class ResultTable:
         passed = sum(1 for r in self.results if r.passed)
         text = (f"{passed} of {len(self.results)} checks passed, "
                 f"{_num(earned)} of {possible} points")
+        pending = self.not_checked
+        if pending:
+            text += (f"; {len(pending)} not checked here "
+                     f"({sum(r.points for r in pending)} points pending)")
         if self.hidden:
             text += f"; {len(self.hidden)} hidden checks run when your work is graded"
         return text + "."
@@ -224,5 +243,6 @@ def _verdict_data(result) -> dict:
     """What `graders.nbgrader_plumbing.validation` needs of a result to explain it in Validate."""
     check = result.check
     return {"check_id": check.id, "title": check.title, "passed": bool(result.passed),
+            "status": getattr(result, "status", "passed" if result.passed else "failed"),
             "points_earned": float(result.points_earned), "points": float(check.points),
             "message": result.message}

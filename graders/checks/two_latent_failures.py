@@ -17,7 +17,7 @@ from graders.checks.base import (
     register,
 )
 from graders.checks.counting import counts_against, kind_of
-from graders.checks.result import CheckResult, check_result
+from graders.checks.result import CheckResult, check_result, not_checked
 from graders.submission import Submission, defined_names
 from graders.text import plural
 
@@ -84,7 +84,7 @@ def _judge_matrix(check: Check, verdicts: list) -> CheckResult:
     skipped = [v for v in mine if getattr(v, "skipped", False)]
     if skipped or not mine:
         reason = skipped[0].message if skipped else "the crash harness ran no crash point"
-        return check_result(check.id, False, f"Could not run this check here: {reason}", mine)
+        return not_checked(check.id, f"Could not run this check here: {reason}", mine)
     crashes = [v for v in mine if kind_of(v) != "no_crash"]
     words = [_KIND_WORDS.get(k, k) for k in check.kinds]
     kinds = ", ".join(words[:-1]) + (" and " if len(words) > 1 else "") + words[-1]

@@ -65,6 +65,14 @@ class TracedHarness:
                                      if isinstance(scenario, str) else scenario)
         return self._scenarios[name]
 
+    def _record(self, sc):
+        """One recorded run on scenario ``sc`` (another observer's harness records its own way)."""
+        return record(self.submission.source, sc, sandbox=self.sandbox, timeout=self.timeout)
+
+    def _record_extra(self, source: str, sc, **how):
+        """A run beside the recorded one (a restart, a full disk), recorded the same way."""
+        return record(source, sc, **how)
+
     def load_problem(self) -> str | None:
         """Why the submission cannot run at all (a student message), or None."""
         return self.submission.problem()
@@ -79,8 +87,7 @@ class TracedHarness:
                 from graders.judge.matrix import IncompleteRecording
 
                 for attempt in (1, 2):  # a recording the grader lost part of is made again
-                    rec = record(self.submission.source, sc, sandbox=self.sandbox,
-                                 timeout=self.timeout)
+                    rec = self._record(sc)
                     _locate_errors(rec, self.submission)
                     try:
                         verdicts, matrix = (judge(rec, sc) if self.checker is None
@@ -114,7 +121,7 @@ class TracedHarness:
         for kind in sorted(kinds & set(EXTRA_KINDS) - set(done)):
             done[kind] = extra_verdicts(self.submission.source, sc, matrix, {kind},
                                         sandbox=self.sandbox, timeout=self.timeout,
-                                        checker=self.checker or check)
+                                        checker=self.checker or check, record=self._record_extra)
         return [v for kind in sorted(kinds & set(done)) for v in done[kind]]
 
     def power_verdicts(self, scenario) -> list[Verdict]:
@@ -150,7 +157,7 @@ class TracedHarness:
             if pm.point.id == point_id:
                 return matrix.observation(pm, pm.moments[0])
         known = ", ".join(pm.point.id for pm in matrix.points)
-        from graders.inprocess.harness import HarnessError
+        from graders.inprocess.errors import HarnessError
 
         raise HarnessError(f"no crash point {point_id!r} in this run of {sc.name}; its crash "
                            f"points are: {known}")

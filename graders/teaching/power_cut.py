@@ -2,8 +2,9 @@
 
 - Lesson 04's table (:func:`power_cut_table`): four saves (no fsync, the file's only, the
   folder's only, both) run for real in the grader's sandbox, and every state a power cut while
-  tool 2 runs could leave. Needs what grading needs (Linux with strace and bubblewrap); elsewhere
-  the table says so in one line.
+  tool 2 runs could leave. Where the sandbox cannot run, each save runs once in this process under
+  the in-process recorder (:mod:`graders.inprocess.record`), whose recording the same engine
+  replays; the table says so in one line.
 - Level 3's puzzle (:func:`compare_saves`): four saves with their syncs in the wrong places (or
   missing), :data:`LEVEL3_SAVES`, graded by Level 3's checks. The student first fills a table of
   what each can lose; the comparison shows nothing until every cell is filled. Where the sandbox
@@ -99,12 +100,11 @@ def power_cut_rows(scenario: str = "support-tickets",
     from graders.judge.checkpoint_rules import check
     from graders.judge.matrix import build_matrix
     from graders.judge.power import _power_point, _state_observation, power_moments
-    from graders.sandbox import record
 
     sc = load_scenario(scenario)
     rows = []
     for name, save in (SAVES if saves is None else saves).items():
-        matrix = build_matrix(record(save + _LOOP, sc), sc)
+        matrix = build_matrix(_record(save + _LOOP, sc), sc)
         pm = next(p for p in matrix.points if p.point.id == "killed_during_tool_2")
         moment = pm.moments[0]
         [pw] = [p for p in power_moments([moment], matrix.ops)]
@@ -116,24 +116,42 @@ def power_cut_rows(scenario: str = "support-tickets",
     return rows
 
 
+def _record(source: str, sc):
+    """One recorded run of ``source``: in the grader's sandbox, or where there is none, in this
+    process under the in-process recorder."""
+    from graders.sandbox import record, sandbox_problem
+
+    if sandbox_problem() is None:
+        return record(source, sc)
+    from graders.inprocess.record import record_in_process
+
+    return record_in_process(source, sc)
+
+
+#: The line the table shows where the saves ran under the in-process recorder.
+RECORDED_HERE = ("The four saves ran in this process, their file operations recorded (there is "
+                 "no sandbox here); the power-cut states are built from those records, as "
+                 "grading builds them.")
+
+
 def power_cut_table(scenario: str = "support-tickets", saves: dict[str, str] | None = None):
     """The four saves (or ``saves``) side by side, as HTML in JupyterLab (text elsewhere)."""
     from graders.sandbox import sandbox_problem
 
-    problem = sandbox_problem()
-    if problem:
-        return _Shown(f"This table runs the four saves in the grader's sandbox, which is not "
-                      f"here: {problem}", None)
+    note = RECORDED_HERE if sandbox_problem() else None
     rows = power_cut_rows(scenario, saves)
     text = "\n".join(f"{r.save:16} {'resume copes' if r.ok else 'LOST':12} "
                      + "; ".join(r.states) for r in rows)
+    if note:
+        text = f"{note}\n{text}"
     cells = "".join(
         f"<tr><th scope='row' style='text-align:left;padding:4px 8px'>{html.escape(r.save)}</th>"
         f"<td style='padding:4px 8px'>{'<br>'.join(html.escape(s) for s in r.states)}</td>"
         f"<td style='padding:4px 8px;font-weight:600'>"
         f"{'resume copes' if r.ok else 'a save the loop relied on is lost'}</td></tr>"
         for r in rows)
-    markup = ("<table class='checkpoint-lab-power-cut' style='border-collapse:collapse'>"
+    markup = ((f"<p>{html.escape(note)}</p>" if note else "")
+              + "<table class='checkpoint-lab-power-cut' style='border-collapse:collapse'>"
               "<caption style='text-align:left'>A power cut while tool 2 runs: what "
               "checkpoint.json could be</caption><thead><tr><th scope='col'>fsync of</th>"
               "<th scope='col'>checkpoint.json after the power cut</th>"
