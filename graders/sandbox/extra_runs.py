@@ -5,8 +5,9 @@ among the check's kinds): a save must leave one complete checkpoint not only whe
 but in the next run after a kill that left files behind, and when the disk fills under it. Each
 is a second run, recorded by the same observer as the first (sandboxed and traced when grading,
 the in-process recorder for a self-check without one); the judge decides
-(:mod:`graders.judge.restarts`, :mod:`graders.judge.full_disk`). Restarts cost one run per distinct set of leftovers (names one
-save alone used, as ``mkstemp``'s, count as one), the full disk one run per scenario.
+(:mod:`graders.judge.restarts`, :mod:`graders.judge.full_disk`). Restarts cost one run per
+distinct set of leftovers (names one save alone used, as ``mkstemp``'s, count as one), the full
+disk one run per scenario.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ def _restart(record: Callable, source: str, scenario, plan, sandbox: bool,
     return judge_restart(plan, rec, scenario)
 
 
-def _full_disk(record: Callable, source: str, scenario, sandbox: bool, timeout: float) -> Verdict | None:
+def _full_disk(record: Callable, source: str, scenario, sandbox: bool,
+               timeout: float) -> Verdict | None:
     rec = record(source, scenario, sandbox=sandbox, timeout=timeout, fill_at=fill_call(scenario))
     return judge_full_disk(rec, scenario)
