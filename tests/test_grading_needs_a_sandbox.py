@@ -75,18 +75,18 @@ def test_grading_in_a_pod_fails_every_check_saying_why():
 _SELF_CHECK_IN_POD = """
 import sys
 from graders.checks import evaluate_check
-from graders.sandbox.engine import SELF_CHECK_NOTE
+from graders.sandbox.engine import NOTES, observer
 namespace = {"__name__": "__main__"}
 exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), namespace)
 result = evaluate_check("l2_atomic_save", namespace)
-print(result.passed, result.message.startswith(SELF_CHECK_NOTE))
+print(observer(), result.passed, result.message.startswith(NOTES["strace"]))
 """
 
 
-def test_a_self_check_in_a_pod_runs_in_process_and_says_so():
+def test_a_self_check_in_a_pod_is_watched_by_strace_alone_passes_and_says_so():
     done = in_pod("-c", _SELF_CHECK_IN_POD, str(ROOT / "solutions" / "02_two_latent_failures.py"))
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["True", "True"]
+    assert done.stdout.split() == ["strace", "True", "True"], done.stdout
 
 
 _TIER_AND_GRADE = """

@@ -23,14 +23,12 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import subprocess
-from pathlib import Path
 
 from graders.sandbox import box
 from graders.sandbox.box import observer_problem, sandbox_problem
 from graders.sandbox.harness import TracedHarness
-from graders.sandbox.serve import SandboxUnavailable, record
+from graders.sandbox.serve import SandboxUnavailable
 
 __all__ = ["MODE_ENV", "OBSERVER_ENV", "OBSERVERS", "harness_for", "grading_problem",
            "observer", "observer_note", "strace_problem", "SELF_CHECK_NOTE"]
@@ -108,43 +106,11 @@ def observer_note() -> str | None:
 
 class StraceHarness(TracedHarness):
     """Strace alone, no sandbox: the run's real working folder is shown to the judge as
-    ``/work`` (its temp folder is the machine's ``/tmp``, another filesystem)."""
+    ``/work`` (its temp folder is the machine's ``/tmp``, another filesystem), by the session,
+    as for ``--no-sandbox`` grading."""
 
     def __init__(self, submission, *, timeout: float | None = None, checker=None) -> None:
         super().__init__(submission, timeout=timeout, sandbox=False, checker=checker)
-
-    def _record(self, sc):
-        rec = record(self.submission.source, sc, sandbox=False, timeout=self.timeout, keep=True)
-        kept, rec.kept = rec.kept, None
-        if kept:
-            try:
-                if rec.ops is None:
-                    from graders.judge.trace import parse_trace
-
-                    ops = parse_trace(rec.trace, rec.socket_inode)
-                    rec.ops = localized(ops, os.path.realpath(Path(kept) / "work"))
-            finally:
-                shutil.rmtree(kept, ignore_errors=True)
-        return rec
-
-
-def localized(ops: list, work: str) -> list:
-    """``ops`` with every path under the real folder ``work`` named ``/work...`` instead."""
-    real = os.fsencode(work)
-
-    def fix(value):
-        if isinstance(value, bytes) and (value == real or value.startswith(real + b"/")):
-            return b"/work" + value[len(real):]
-        if isinstance(value, dict):
-            return {k: fix(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [fix(v) for v in value]
-        return value
-
-    for op in ops:
-        op.args = fix(op.args)
-        op.ret_path = fix(op.ret_path)
-    return ops
 
 
 def harness_for(submission, timeout: float | None, *, allow_fallback: bool = False,

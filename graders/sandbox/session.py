@@ -281,8 +281,9 @@ class Session:
             self.rec.ended = "died"
             self.rec.detail = ("stopped the grader's observer (strace) before the run ended, so "
                                "its file operations could not all be recorded")
-        if self.uid_tier:
+        if self.uid_tier or not self.sandbox:
             self._name_folders_as_the_model_does()
+        if self.uid_tier:
             # gone with the run, as the bubblewrap tier's tmpfs mounts are
             uid_tier.remove_leftovers(self.held.uid)
         self._remove_folders()
@@ -298,10 +299,12 @@ class Session:
             shutil.rmtree(self.run_dir, ignore_errors=True)
 
     def _name_folders_as_the_model_does(self) -> None:
-        """The uid tier's real folders named ``/work``, ``/tmp`` and ``/grader`` (as in the
-        bubblewrap tier) in what the judge and the student read."""
-        folders = {str(self.work): WORK, str(self.tmp): TMP,
-                   str(self.run_dir / "grader"): box.GRADER}
+        """The real folders named ``/work``, ``/tmp`` and ``/grader`` (as in the bubblewrap tier)
+        in what the judge and the student read: all three in the uid tier; unconfined (strace
+        alone), the working folder only, its temp folder being the machine's own ``/tmp``."""
+        folders = {str(self.work): WORK}
+        if self.uid_tier:
+            folders.update({str(self.tmp): TMP, str(self.run_dir / "grader"): box.GRADER})
         rec = self.rec
         rec.trace = uid_tier.model_paths(rec.trace, folders)
         rec.stdout_tail = uid_tier.model_paths(rec.stdout_tail, folders)
