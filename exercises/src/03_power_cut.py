@@ -33,8 +33,9 @@
 # Two checks, each with its own points: the bytes reach the disk before the rename, and the
 # rename reaches the disk before the next tool runs.
 #
-# **Stuck?** Run `hint()` in a new cell: one hint at a time, for the first check that does not
-# pass yet. How many you opened is noted in the notebook; it does not change your grade.
+# **Stuck?** Run `hint()` in a new cell: a hint for the first check that does not pass yet (the
+# same one each time the cell runs); `hint(next=True)` opens the next. How many you opened is
+# noted in the notebook; it does not change your grade.
 #
 # (The checks need Linux with strace and bubblewrap, where the course's grader runs; elsewhere
 # they say so and your instructor's grading runs them.)
