@@ -75,7 +75,7 @@ def page(browser, lab):
 @pytest.fixture(scope="session")
 def plain_lab(chromium, tmp_path_factory):
     """A plain ``jupyter lab``, as Binder and JupyterHub start it, in a new environment where the
-    course is installed as ``environment.yml`` installs it (about a minute), serving a copy of the
+    course is installed as ``environment.yml`` installs it (a minute or more), serving a copy of the
     repository's notebooks (``lessons/``, ``exercises/*.ipynb``) as the student image holds them;
     a new user with no Jupyter settings of their own."""
     from tests.browser import install_like_binder, start_plain_lab, stop_lab

@@ -3,8 +3,8 @@
 JupyterLab runs as a student starts it (``checkpoint-lab lab --no-browser``, in a temporary
 workspace); one JupyterLab and one Chromium serve the whole test session, and each test gets a
 new tab and the notebooks as released (``tests/conftest.py``; helpers in ``tests/browser.py``).
-Each step leaves a screenshot in ``test-artifacts/browser/``; the one of the lesson open in
-JupyterLab is also copied to ``docs/`` for the README (when it is missing, or with
+Each step leaves a screenshot in ``test-artifacts/browser/``; the one of the timeline with "A
+only" chosen is also copied to ``docs/`` for the README (when it is missing, or with
 ``CHECKPOINT_LAB_DOCS_SCREENSHOT=1``).
 """
 
