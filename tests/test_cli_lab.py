@@ -181,7 +181,8 @@ def test_the_real_jupyterlab_is_configured_for_the_course(course, tmp_path):
             "exercises/lesson2/02_two_latent_failures.ipynb"]
 
         specs = json.loads(_get(lab, "/api/kernelspecs"))
-        assert specs["kernelspecs"]["python3"]["spec"]["argv"][0] == sys.executable
+        kernel_python = Path(specs["kernelspecs"]["python3"]["spec"]["argv"][0])
+        assert kernel_python.parent == Path(sys.executable).parent  # the course's environment
 
         files = json.loads(_get(lab, "/api/contents/lessons"))
         assert [f["name"] for f in files["content"]] == ["01_intro.ipynb"]
