@@ -180,7 +180,7 @@ def test_a_click_on_the_strip_selects_that_moment_and_the_keyboard_still_works(t
         assert not intersect(a, b) and a["x"] < b["x"]  # one row of separate buttons
     assert _readout(page) == 7  # the lesson opens on tool 2
 
-    buttons.nth(3).click()  # moment 4: halfway through save point B of turn 1
+    buttons.nth(3).click()  # moment 4: while save point B of turn 1 was being written
     _wait_moment(page, 4)
     assert "cl-moment-current" in buttons.nth(3).get_attribute("class")
     assert "cl-moment-current" not in buttons.nth(6).get_attribute("class")

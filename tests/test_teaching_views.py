@@ -104,7 +104,7 @@ def test_a_click_on_a_moment_of_the_strip_moves_the_crash_there(view, timeline):
     current = [b for b in view.moment_buttons if "cl-moment-current" in b._dom_classes]
     assert current == [view.moment_buttons[target.index]]
     assert current[0].description == "4. save B1"
-    assert "halfway through save point B of turn 1" in current[0].tooltip
+    assert "while save point B of turn 1 was being written" in current[0].tooltip
     view.select("end")
     assert view.current.moment.id == "end"
     with pytest.raises(KeyError, match="no moment"):

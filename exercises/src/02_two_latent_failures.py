@@ -137,7 +137,7 @@ try_it(stop_while_tool_runs=2)
 #
 # The course's crash harness runs your code in a child process and kills it at a *crash point*:
 # while model call *k* is in flight (`killed_during_model_call_k`), while tool *k* runs
-# (`killed_during_tool_k`), halfway through the bytes of save *n* (`torn_write_save_n`), or just
+# (`killed_during_tool_k`), part-way through the bytes of save *n* (`torn_write_save_n`), or just
 # before save *n* renames a file (`killed_before_rename_save_n`). The first cell lists every
 # crash point of your code on `support-tickets`; the second kills it at one of them and hands
 # whatever `checkpoint.json` it left to the small resume routine, `graders.resume.resume`. The

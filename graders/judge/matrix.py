@@ -18,7 +18,7 @@ from graders.judge.binding import BINDING
 from graders.judge.budget import check_replay_budget
 from graders.judge.call_markers import IncompleteRecording, number_markers
 from graders.judge.crash_points import NO_CRASH, CrashPoint
-from graders.judge.moments import Moment, moment_words
+from graders.judge.moments import Moment, moment_words, rename_label, save_label
 from graders.judge.observation import Observation, SaveRecord, describe_error
 from graders.judge.recording import Recording, Snapshot
 from graders.judge.replay import replay
@@ -242,12 +242,12 @@ def _points(rec, scenario, call_moments, saves, groups, end) -> list[PointMoment
         if torn:
             size = next((m.write["bytes"] for m in torn if m.write), None)
             point = CrashPoint(f"torn_write_save_{save.n}", "torn_write", save.n,
-                               f"halfway through save {save.n} ({where})", save=summary,
+                               save_label(save.n, f"({where})"), save=summary,
                                after=save.snapshot, tear_expected=size)
             found.append((group[0].position, PointMoments(point, torn)))
         if before:
             point = CrashPoint(f"killed_before_rename_save_{save.n}", "killed_before_rename",
-                               save.n, f"just before the rename in save {save.n} ({where})",
+                               save.n, rename_label(save.n, f"({where})"),
                                save=summary, after=save.snapshot)
             found.append((before[0].position, PointMoments(point, before)))
     found.sort(key=lambda item: item[0])

@@ -156,11 +156,11 @@ def _moments(scenario_name: str) -> list[Moment]:
     for k, call in enumerate(calls, 1):
         add(f"model_call_{k}", "model_call", k, f"model call {k} in flight (the model is about "
             f"to name {call['name']})", f"model call {k}")
-        add(f"save_A_{k}", "save", k, f"halfway through save point A of turn {k} "
+        add(f"save_A_{k}", "save", k, f"while save point A of turn {k} was being written "
             f"({call['name']} named, not run)", f"save point A, turn {k}", "A")
         add(f"tool_{k}", "tool", k, f"tool {k} running: {call['name']}",
             f"tool {k} ({call['name']})")
-        add(f"save_B_{k}", "save", k, f"halfway through save point B of turn {k} "
+        add(f"save_B_{k}", "save", k, f"while save point B of turn {k} was being written "
             f"({call['name']}'s result recorded)", f"save point B, turn {k}", "B")
     last = len(calls) + 1
     add(f"model_call_{last}", "model_call", last, f"model call {last} in flight (the final "
