@@ -133,7 +133,7 @@ def test_a_kept_result_must_be_the_one_the_tool_returned_by_a_tool_that_ran():
     assert problems(judge("killed_during_tool_2", state, 2, 1)) >= {"result_never_ran"}
 
 
-def test_results_split_across_messages_or_out_of_order_or_partial():
+def test_results_split_across_messages_or_partial_but_in_any_order():
     state = after_turn_1()
     blocks = state["messages"][2]["content"]
     split = copy.deepcopy(state)
@@ -143,8 +143,7 @@ def test_results_split_across_messages_or_out_of_order_or_partial():
     swapped = copy.deepcopy(state)
     swapped["messages"][2]["content"] = blocks[::-1]
     verdict = judge("killed_during_model_call_2", swapped, 3, 3)
-    assert problems(verdict) == {"results_out_of_order"}
-    assert "fetch_logs, fetch_metrics, list_deploys" in verdict.message
+    assert verdict.passed and not problems(verdict), verdict.message  # any order (18 E1)
     partial = copy.deepcopy(state)
     partial["messages"][2]["content"] = blocks[:2]
     assert "partial_result_message" in problems(judge("killed_during_model_call_2", partial,

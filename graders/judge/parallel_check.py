@@ -7,9 +7,8 @@ and the words of its messages. The three questions it answers are in
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from graders.judge.check_state import byte_count, canonical, script_of
+from graders.judge.check_state import byte_count, script_of
 from graders.judge.crash_check import CrashCheck
 from graders.judge.crash_points import CrashPoint
 from graders.judge.observation import Observation
@@ -17,8 +16,7 @@ from graders.judge.verdict import Verdict
 
 __all__ = ["ParallelCheck", "tools_words"]
 
-_MODEL_REFUSALS = {"tool_results_split": "results_split",
-                   "tool_results_out_of_order": "results_out_of_order"}
+_MODEL_REFUSALS = {"tool_results_split": "results_split"}
 
 
 def tools_words(numbers: list[int]) -> str:
@@ -88,7 +86,7 @@ class ParallelCheck(CrashCheck):
 
     def conversation(self, messages: list) -> bool:
         """messages answers each call once, is a conversation the API accepts (one result
-        message per turn), and is the script's own conversation so far, in block order."""
+        message per turn), and is the script's own conversation so far."""
         return (self.each_call_answered_once(messages) and self.accepted_by_the_api(messages)
                 and self.follows_the_script(messages))
 
@@ -119,38 +117,23 @@ class ParallelCheck(CrashCheck):
         return True
 
     def follows_the_script(self, messages: list) -> bool:
-        """Each message is the one the model and tools produced, results in block order."""
+        """Each message is the one the model and tools produced, as the API reads it (a turn's
+        results paired with its calls by tool_use_id, in any order)."""
+        from fake_llm.normalize import same_message
+
         script = script_of(self.sc)["conversation"]
         for i, message in enumerate(messages):
-            if i < len(script) and canonical(message) == canonical(script[i]):
+            if i < len(script) and same_message(message, script[i]):
                 continue
-            if i < len(script) and self.reordered(message, script[i]):
-                names = [c["name"] for c in self.turn_calls[i // 2 - 1]]
-                self.fail("results_out_of_order", (
-                    f"{self.done}: messages[{i}] in checkpoint.json holds every result of turn "
-                    f"{i // 2}, but not in the order of its tool_use blocks "
-                    f"({', '.join(names)}). The model reads each result by its place as well as "
-                    "its id; resume would send a conversation that departs from the one that "
-                    "happened."))
-                return False
             want = (json.dumps(script[i])[:200] if i < len(script)
                     else "nothing: the conversation had ended")
             self.fail("script_mismatch", (
                 f"{self.done}: messages[{i}] in checkpoint.json is "
                 f"{json.dumps(message)[:200]}, but the model and tools produced {want}. "
-                "messages must hold the conversation exactly as it happened: the model's "
-                "content as it came, each tool result as the tool returned it."))
+                "messages must hold the conversation as it happened (as the API reads it): "
+                "the model's content as it came, each tool result as the tool returned it."))
             return False
         return True
-
-    @staticmethod
-    def reordered(message: Any, wanted: dict) -> bool:
-        if not isinstance(message, dict) or message.get("role") != "user":
-            return False
-        got = message.get("content")
-        if not isinstance(got, list) or len(got) != len(wanted["content"]):
-            return False
-        return sorted(map(canonical, got)) == sorted(map(canonical, wanted["content"]))
 
     # -- words -----------------------------------------------------------------------------
 

@@ -9,8 +9,9 @@ model turn may ask for several tools. The checkpoint's shape for such a turn (ST
   first tool of the turn runs (save point A);
 - when a call finishes, its entry gains ``"result"`` (the string the tool returned), saved
   before the next tool starts, so a crash during tool 3 leaves tools 1 and 2 with their results;
-- save point B appends ONE user message holding a ``tool_result`` for every block, in the order
-  of the blocks, and sets ``pendingToolUse`` back to ``None``; ``turns`` counts the turn.
+- save point B appends ONE user message holding a ``tool_result`` for every block (in any order:
+  the API pairs results with calls by ``tool_use_id``; block order is a good habit, never
+  required) and sets ``pendingToolUse`` back to ``None``; ``turns`` counts the turn.
 
 Three independent questions, each with its own problem codes (``PROBLEMS``; graders key partial
 credit on them): is every call in flight on record (``IN_FLIGHT_PROBLEMS``), is every finished
