@@ -27,6 +27,7 @@ from graders.judge.check_state import (
     byte_count,
     canonical,
     load_error_verdict,
+    not_returned_message,
     script_of,
     skipped_verdict,
 )
@@ -156,6 +157,10 @@ class _Check(CrashCheck):
                 self.fail("never_ran", (
                     f"{self.done}: messages record a result for tool {k}, but the ledger shows "
                     "it never ran. A checkpoint records what happened, nothing else."))
+                return
+            if k not in returned:
+                self.fail("result_not_returned", not_returned_message(self, k,
+                                                                      "messages record"))
                 return
         strict = self.point.kind in (NO_CRASH, "killed_during_model_call")
         if strict:

@@ -25,6 +25,7 @@ KEPT_PROBLEMS: dict[str, str] = {
     "result_lost": "a call had returned, and checkpoint.json holds its result nowhere",
     "result_changed": "a result kept in pendingToolUse is not what the tool returned",
     "result_never_ran": "pendingToolUse keeps a result for a call that never ran",
+    "result_not_returned": "a result is on record for a call that had not returned yet",
 }
 #: One user message with every result (in any order); the conversation valid for the API.
 MESSAGE_PROBLEMS: dict[str, str] = {
