@@ -16,7 +16,14 @@ from graders.judge.verdict import Verdict
 
 __all__ = ["ParallelCheck", "tools_words"]
 
-_MODEL_REFUSALS = {"tool_results_split": "results_split"}
+#: The model's refusals of a conversation whose results were all there, in a shape the API
+#: refuses or reads differently: a message problem alone (the calls and the kept results are
+#: judged at the crash states before it). A call never answered is not among them.
+_MODEL_REFUSALS = {"tool_results_split": "results_split", "tool_result_not_first": "conversation",
+                   "content_invalid": "conversation", "message_invalid": "conversation",
+                   "roles_not_alternating": "conversation", "tool_result_duplicate":
+                   "recorded_twice", "tool_result_changed": "script_mismatch",
+                   "script_mismatch": "script_mismatch"}
 
 
 def tools_words(numbers: list[int]) -> str:
@@ -69,10 +76,13 @@ class ParallelCheck(CrashCheck):
             # Every result was there, in the wrong shape: a message problem alone. A call never
             # answered (the loop ran only some blocks) is a run that did not get through.
             code = _MODEL_REFUSALS[rule]
+            why = ("the messages departed from the conversation the model and the tools had "
+                   "produced" if code == "script_mismatch" else
+                   "as the API refuses such a request with a 400 error")
             self.fail(code, (
-                f"Your run_agent's call to the model was refused, as the API refuses such a "
-                f"request with a 400 error: {message[:400]} The run could not go on, and resume "
-                "would send the same messages and be refused again."))
+                f"Your run_agent's call to the model was refused, {why}: {message[:400]} The run "
+                "could not go on, and resume would send the same messages and be refused "
+                "again."))
             return self.obs.checkpoint is not None
         return super().ending()
 
