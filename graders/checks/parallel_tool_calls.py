@@ -5,9 +5,9 @@ The student's ``run_agent`` (answer cell ``l4_run_agent``) runs with the given a
 watched from outside; every crash state of that one recording is judged by
 :func:`graders.judge.parallel_rules.check`. Three checks, each judging its own problems
 (``Check.problem`` names the group): every call in flight is on record (``in_flight``), every
-finished call is kept with its result (``kept``), one result message per turn in block order
-(``message``). A failure of none of these kinds (the run raised, hung, the save was torn)
-counts against all three.
+finished call is kept with its result (``kept``), one result message per turn, its results in
+any order (``message``). A failure of none of these kinds (the run raised, hung, the save was
+torn) counts against all three.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ register(*(
         ("results_kept", "finished calls kept with their results", "kept",
          "every call that had returned was kept with its result"),
         ("one_result_message", "one result message per turn", "message",
-         "messages held one result message per turn, in block order, valid for the API"))
+         "messages held one result message per turn, valid for the API"))
     for suffix, hidden, scenario in (("", False, L4_VISIBLE), ("_hidden", True, L4_HIDDEN))
 ))
 
