@@ -176,6 +176,36 @@ def test_a_result_once_saved_stays_saved_until_save_point_b():
     assert "save 2 had kept its result" in verdict.message and "stay saved" in verdict.message
 
 
+def _threaded(point: str, ran: int, returned: int, callers: list[int], saves: list,
+              savers: list[int]):
+    """The verdict when tool k was called from thread ``callers[k - 1]`` and save n made by
+    thread ``savers[n - 1]``, as a recording that knows threads says."""
+    for save, thread in zip(saves, savers, strict=True):
+        save.thread = thread
+    obs = Observation("incident-triage", point, "killed_during_tool", "killed",
+                      checkpoint=json.dumps(SAVES[0]), checkpoint_bytes=1,
+                      ledger=[{**e, "thread": callers[e["index"] - 1]}
+                              for e in ledger(ran, returned)], saves=saves)
+    return check(obs, SC, point)
+
+
+def test_a_result_the_caller_saves_only_after_calling_the_next_tool_is_lost():
+    """One thread calls tools 1, 2 and 3 and keeps their results in one save before save point
+    B: killed while tool 2 runs, tool 1 had returned and its caller went on instead of saving.
+    A pool whose worker calls the next tool while another thread saves is not that."""
+    late = [("A", 1, SAVES[0]), ("B", 3, with_results(1, 2, 3)), ("B", 3, SAVES[3])]
+    verdict = _threaded("killed_during_tool_2", 2, 1, [7, 7, 7], saves_of(*late), [7, 7, 7])
+    assert problems(verdict) == {"result_lost"}
+    assert "went on to call tool 2 before keeping its result" in verdict.message
+    pool = [("A", 1, SAVES[0]), ("B", 3, with_results(1)), ("B", 3, with_results(1, 2)),
+            ("B", 3, with_results(1, 2, 3)), ("B", 3, SAVES[3])]
+    verdict = _threaded("killed_during_tool_3", 3, 2, [11, 12, 11], saves_of(*pool),
+                        [1, 1, 1, 1, 1])
+    assert verdict.passed, verdict.message
+    # without threads in the recording, the late save cannot be told from a delayed one
+    assert judge("killed_during_tool_2", SAVES[0], 2, 1, saves_of(*late)).passed
+
+
 def test_a_tool_that_ran_with_nothing_on_disk_left_no_trace():
     state = copy.deepcopy(SAVES[0])
     state["messages"] = state["messages"][:1]

@@ -228,13 +228,35 @@ class _Check(ParallelCheck):
         for save in after:
             kept, answered = results_in_save(save)
             if call["id"] in kept:
-                return  # caught between the call's return and its save: resume re-runs it
+                later = self.called_next_by_its_saver(k, save)
+                if later is None:
+                    return  # caught between the call's return and its save: resume re-runs it
+                self.fail("result_lost", (
+                    f"{self.done}: tool {k} ({call['name']}) had returned, and {where}: the "
+                    f"code that called it went on to call tool {later} before keeping its "
+                    f"result (save {save.n} keeps it only later). Resume would have to run "
+                    f"tool {k} again, though it already ran."))
+                return
             if call["id"] in answered:
                 break
         self.fail("result_lost", (
             f"{self.done}: tool {k} ({call['name']}) had returned its result before "
             f"that, and it {where}: a finished call lost. Resume would have to run "
             f"tool {k} again, though it already ran."))
+
+    def called_next_by_its_saver(self, k: int, keeper: Any) -> int | None:
+        """The tool the thread that called tool ``k`` called next, before this moment, when
+        that same thread is the one whose later save keeps ``k``'s result: it went on instead
+        of saving. None when it did not, or when the recording does not say which thread
+        made each call and save (then a late save cannot be told from one that waited)."""
+        runs = self.executions()
+        mine = next((e for number, e in runs if number == k), {})
+        thread = mine.get("thread")
+        if thread is None or getattr(keeper, "thread", None) != thread:
+            return None
+        later = [number for number, e in runs
+                 if e.get("thread") == thread and e.get("index", 0) > mine.get("index", 0)]
+        return later[0] if later else None
 
     def messages_complete(self, pending: Any, done_turns: int) -> None:
         """One result message per turn, saved before the model is called again; all at the end."""
