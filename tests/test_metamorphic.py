@@ -14,13 +14,13 @@ does (visible checks). Rewrites whose verdict waits for another helper's work ar
 from __future__ import annotations
 
 import copy
+import re
 from functools import cache
 
 import nbformat
 import pytest
 
 from graders.checks import ANSWER_CELLS, grade_submission, submission_from_notebook
-from graders.checks.answer_cells import split_cells
 from graders.cli.dev import _release_and_reference
 from graders.nbgrader_plumbing.source_notebook import SOURCES_DIR, build_source_notebook
 from graders.sandbox import sandbox_problem
@@ -40,6 +40,19 @@ WAITS = {
 }
 
 
+_MARK = re.compile(r"^# --- answer cell (\S+?)( \(missing\))? ---$", re.M)
+
+
+def _cells(submission) -> dict[str, str | None]:
+    """A submission's answer cells, grade_id -> code (None: missing), from its text (cells
+    marked ``# --- answer cell <grade_id> ---``) or from answer cells read from a notebook."""
+    if not isinstance(submission, str):
+        return dict(submission.code)
+    marks = list(_MARK.finditer(submission))
+    return {m[1]: None if m[2] else submission[m.end() + 1:nxt.start() if nxt else None]
+            for m, nxt in zip(marks, [*marks[1:], None], strict=True)}
+
+
 def _join(cells: dict[str, str | None], notebook: str) -> str:
     return "\n".join(f"# --- answer cell {gid} ---\n{cells[gid]}" if cells.get(gid) is not None
                      else f"# --- answer cell {gid} (missing) ---\n"
@@ -47,7 +60,7 @@ def _join(cells: dict[str, str | None], notebook: str) -> str:
 
 
 @cache
-def _sources(notebook: str) -> dict[str, str]:
+def _sources(notebook: str) -> dict:
     starter, reference = _release_and_reference(notebook)
     return {"starter": starter, "reference": reference}
 
@@ -62,7 +75,7 @@ def _notebook(notebook: str, which: str):
     return nb
 
 
-def split_answer_cell(notebook: str, which: str) -> str:
+def split_answer_cell(notebook: str, which: str):
     """The submission, handed in with its first answer cell split in two in the middle (two
     cells, one grade_id), read back from the notebook as grading reads it."""
     nb = _notebook(notebook, which)
@@ -80,16 +93,16 @@ def split_answer_cell(notebook: str, which: str) -> str:
     return submission_from_notebook(nb, notebook)
 
 
-def rewritten(notebook: str, which: str, name: str) -> str:
+def rewritten(notebook: str, which: str, name: str):
     """The reference or starter of ``notebook``, rewritten by ``name``."""
     if name == "split_answer_cell":
         return split_answer_cell(notebook, which)
     source = _sources(notebook)[which]
-    return _join(rewrite(name, split_cells(source)), notebook)
+    return _join(rewrite(name, _cells(source)), notebook)
 
 
 @cache
-def verdicts(notebook: str, which: str, name: str | None) -> dict[str, bool]:
+def verdicts(notebook: str, which: str, name: str | None) -> tuple[dict, dict]:
     source = _sources(notebook)[which] if name is None else rewritten(notebook, which, name)
     results = grade_submission(source, notebook, include_hidden=False)
     return {cid: r.passed for cid, r in results.items()}, {
@@ -101,7 +114,7 @@ def _cases():
     for notebook in catalog.LEVELS:
         for which in ("reference", "starter"):
             for name in REWRITES:
-                cells = split_cells(_sources(notebook)[which])
+                cells = _cells(_sources(notebook)[which])
                 if name != "split_answer_cell" and rewrite(name, cells) == cells:
                     continue  # nothing of this kind to rewrite in this code
                 helper = WAITS.get((name, notebook, which))
