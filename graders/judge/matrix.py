@@ -141,7 +141,8 @@ def _group_moments(rec: Recording, ops: list[Op], moments: list[Moment]
         if current is None:
             current = []
             groups.append(current)
-            saves.append(SaveRecord(n=len(saves) + 1, phase=phase, tool=tool, completed=True))
+            saves.append(SaveRecord(n=len(saves) + 1, phase=phase, tool=tool, completed=True,
+                                    thread=moment.op.pid if moment.op is not None else None))
         current.append(moment)
     return saves, groups, call_moments
 
@@ -374,7 +375,8 @@ def _ledger(matrix: Matrix, moment: Moment) -> tuple[list[dict], int, int]:
             models += 1
             continue
         tools += 1
-        entry: dict[str, Any] = {"index": call.index, "name": call.name, "input": call.input}
+        entry: dict[str, Any] = {"index": call.index, "name": call.name, "input": call.input,
+                                 "thread": matrix.ops[at].pid}
         if call.error is not None:
             entry["error"] = call.error
         elif not (in_flight is not None and at == position):
