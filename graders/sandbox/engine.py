@@ -30,7 +30,7 @@ from graders.sandbox.box import observer_problem, sandbox_problem
 from graders.sandbox.harness import TracedHarness
 from graders.sandbox.serve import SandboxUnavailable
 
-__all__ = ["MODE_ENV", "OBSERVER_ENV", "OBSERVERS", "harness_for", "grading_problem",
+__all__ = ["MODE_ENV", "sandboxed", "OBSERVER_ENV", "OBSERVERS", "harness_for", "grading_problem",
            "observer", "observer_note", "strace_problem", "SELF_CHECK_NOTE"]
 
 MODE_ENV = "CHECKPOINT_LAB_SANDBOX"
@@ -54,7 +54,9 @@ def _mode() -> str:
     return os.environ.get(MODE_ENV, "on").strip().lower()
 
 
-def _sandboxed() -> bool:
+def sandboxed() -> bool:
+    """Whether runs go in the sandbox: the one reading of ``CHECKPOINT_LAB_SANDBOX`` (``off``,
+    ``0``, ``no``, ``false`` and ``selfcheck`` say no, in any case)."""
     return _mode() not in ("off", "0", "no", "false", "selfcheck")
 
 
@@ -62,7 +64,7 @@ def grading_problem() -> str | None:
     """Why grading cannot run here in the configured mode (one line), or None."""
     if _mode() == "selfcheck":
         return "the self-check's in-process recorder was asked for (CHECKPOINT_LAB_SANDBOX)"
-    return sandbox_problem() if _sandboxed() else observer_problem()
+    return sandbox_problem() if sandboxed() else observer_problem()
 
 
 @functools.lru_cache(maxsize=4)
@@ -92,7 +94,7 @@ def observer() -> str:
         return forced
     if _mode() == "selfcheck":
         return "inprocess"
-    if _sandboxed() and grading_problem() is None:
+    if sandboxed() and grading_problem() is None:
         return "sandbox"
     if strace_problem() is None:
         return "strace"
@@ -129,7 +131,7 @@ def harness_for(submission, timeout: float | None, *, allow_fallback: bool = Fal
         problem = grading_problem()
         if problem is not None:
             raise SandboxUnavailable(problem)
-        return TracedHarness(submission, timeout=timeout, sandbox=_sandboxed(),
+        return TracedHarness(submission, timeout=timeout, sandbox=sandboxed(),
                              checker=checker), None
     chosen = observer()
     if chosen == "sandbox":

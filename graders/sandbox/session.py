@@ -42,17 +42,6 @@ TRACE_BUDGET = 24 << 20
 _BOOTSTRAP = Path(__file__).with_name("_bootstrap.py")
 
 
-def _scratch_root() -> str | None:
-    shm = "/dev/shm"
-    try:
-        st = os.statvfs(shm)
-        if st.f_bavail * st.f_frsize > (256 << 20) and os.access(shm, os.W_OK | os.X_OK):
-            return shm
-    except (OSError, AttributeError):
-        pass
-    return None
-
-
 class Session:
     """One run: the process tree, the socket, the log."""
 
@@ -67,7 +56,7 @@ class Session:
         self.tier = chosen if isinstance(chosen, box.Tier) else None
         self.uid_tier = self.tier is not None and self.tier.name == "uid"
         # 0700 (mkdtemp's own mode): no other user reaches the submission or its trace
-        root = self.tier.work_root if self.uid_tier else _scratch_root()
+        root = self.tier.work_root if self.uid_tier else box.scratch_root()
         self.run_dir = Path(tempfile.mkdtemp(prefix="checkpoint-lab-run-", dir=root))
         grader = self.run_dir / "grader"
         grader.mkdir()
@@ -88,7 +77,7 @@ class Session:
         self.frames = FrameReader(self.rec.protocol)
         self.child_pid: int | None = None
         self.outputs = {"stdout": b"", "stderr": b""}
-        self.held = None
+        self.held = self.proc = self.sock = self.info_r = None
 
     # -- the process -----------------------------------------------------------------------
 
@@ -265,7 +254,8 @@ class Session:
 
     def stop(self) -> None:
         """End every process of the run, close what is open, and fill in the recording."""
-        if getattr(self, "proc", None) is None:  # it never started
+        if self.proc is None:  # it never started: close what start opened
+            self._close_channel()
             self._remove_folders()
             return
         # an observer running as the submission's uid may have been killed by it
@@ -274,8 +264,7 @@ class Session:
                            and self.proc.returncode != -signal.SIGXFSZ)
         self._end_processes()
         self._drain_outputs()
-        self.sock.close()
-        os.close(self.info_r)
+        self._close_channel()
         self._finish_recording()
         if observer_killed:
             self.rec.ended = "died"
@@ -287,6 +276,12 @@ class Session:
             # gone with the run, as the bubblewrap tier's tmpfs mounts are
             uid_tier.remove_leftovers(self.held.uid)
         self._remove_folders()
+
+    def _close_channel(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+        if self.info_r is not None:
+            os.close(self.info_r)
 
     def _remove_folders(self) -> None:
         if self.held is not None:
