@@ -409,3 +409,30 @@ def test_a_run_that_fails_to_start_raises_its_own_error_and_leaves_nothing_open(
     left = set(os.listdir("/proc/self/fd")) - before
     assert not left, {fd: os.readlink(f"/proc/self/fd/{fd}") for fd in left
                       if os.path.exists(f"/proc/self/fd/{fd}")}
+
+
+_MODULES_WHEN_GRADING = """
+import json, sys
+from graders.checks import grade_submission
+results = grade_submission(open(sys.argv[1]).read(), "02_two_latent_failures")
+print(json.dumps([sorted(sys.modules), {k: r.passed for k, r in results.items()}]))
+"""
+
+
+def test_grading_in_the_sandbox_loads_nothing_of_the_in_process_observers():
+    """Record, then judge: sandboxed grading chooses its observer in the grading layer and never
+    loads the in-process recorder or the forking harness (restarts and the full disk included:
+    the hidden checks run them)."""
+    import json
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", _MODULES_WHEN_GRADING,
+                           str(ROOT / "solutions" / "02_two_latent_failures.py")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env={k: v for k, v in os.environ.items()
+                               if not k.startswith("CHECKPOINT_LAB_")})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    modules, passed = json.loads(proc.stdout.splitlines()[-1])
+    assert passed and all(passed.values()), passed
+    assert "graders.grading.recorded" in modules and "graders.judge.verdicts" in modules
+    assert not [m for m in modules if m.startswith("graders.inprocess")]
