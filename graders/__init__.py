@@ -8,10 +8,18 @@ and students. What a notebook may import is :mod:`graders.notebook`.
 
 ``from graders import Submission, crash_points, run_point`` is the path notebooks of earlier
 releases used: it still works, with a ``DeprecationWarning`` naming :mod:`graders.notebook`.
-This module imports nothing else, so ``import graders`` stays cheap (the forking harness's
+This module imports nothing, so ``import graders`` stays cheap (the forking harness's
 runner process imports this package too).
 """
 
-from graders.notebook import warned_alias
 
-__getattr__ = warned_alias("graders", ("Submission", "crash_points", "run_point"))
+#: What notebooks of earlier releases imported from here.
+_EARLIER = ("Submission", "crash_points", "run_point")
+
+
+def __getattr__(name: str):
+    if name not in _EARLIER:  # a subpackage not imported yet, or a name that never was
+        raise AttributeError(f"module 'graders' has no attribute {name!r}")
+    from graders.notebook import warned_alias
+
+    return warned_alias("graders", _EARLIER, stacklevel=3)(name)

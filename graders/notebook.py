@@ -89,15 +89,17 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
-def warned_alias(old: str, names: tuple[str, ...]):
+def warned_alias(old: str, names: tuple[str, ...], stacklevel: int = 2):
     """The ``__getattr__`` of module ``old``, an earlier path of ``names``: each is this
-    module's, with a ``DeprecationWarning`` that names the path to use instead."""
+    module's, with a ``DeprecationWarning`` that names the path to use instead (said of the
+    line ``stacklevel`` frames up: the import)."""
 
     def alias(name: str):
         if name not in names:
             raise AttributeError(f"module {old!r} has no attribute {name!r}")
         warnings.warn(f"{old}.{name} has moved: import it from graders.notebook "
-                      f"(from graders.notebook import {name})", DeprecationWarning, stacklevel=2)
+                      f"(from graders.notebook import {name})", DeprecationWarning,
+                      stacklevel=stacklevel)
         return __getattr__(name)
 
     return alias
