@@ -4,7 +4,7 @@ It never judges: :func:`record` returns a :class:`~graders.judge.recording.Recor
 gathered from outside the submission's processes (the judge's plain data type, the only thing of
 the judge it imports), and the grading layer (:mod:`graders.grading`) hands it to
 :mod:`graders.judge`. ``_bootstrap`` runs inside; ``framing`` and ``calls`` read and answer its
-frames, ``session`` runs one sandboxed run, ``full_disk`` fills its disk from outside.
+frames, ``session`` runs one sandboxed run, ``fill_disk`` fills its disk from outside.
 """
 
 from graders.sandbox.box import find_tools, observer_problem, sandbox_problem

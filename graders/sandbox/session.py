@@ -28,8 +28,8 @@ import graders.sandbox.uids as uids
 from graders.judge.recording import Recording, Snapshot
 from graders.sandbox.box import TMP, TRACE_CAP, WORK, command, find_tools
 from graders.sandbox.calls import CallServer
+from graders.sandbox.fill_disk import limit_file_size
 from graders.sandbox.framing import FrameReader
-from graders.sandbox.full_disk import limit_file_size
 from graders.sandbox.snapshots import listing, read_safely
 
 __all__ = ["Session", "TRACE_BUDGET"]
@@ -234,7 +234,7 @@ class Session:
 
         How: the file-size limit (RLIMIT_FSIZE) of every process of the submission is lowered,
         from outside, to half the size of checkpoint.json at that moment
-        (:mod:`graders.sandbox.full_disk`). A write that crosses it writes what fits and returns
+        (:mod:`graders.sandbox.fill_disk`). A write that crosses it writes what fits and returns
         a short count, and the next one fails (EFBIG; Python ignores the SIGXFSZ that comes with
         it), exactly as a full disk cuts a write short and then fails (ENOSPC). Why not fill the
         sandbox's tmpfs: a file-size limit works the same in every grading tier (the
