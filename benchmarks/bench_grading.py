@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 
 import nbformat  # noqa: E402
 
-from graders.nbgrader_plumbing.batch import quiet_sqlalchemy  # noqa: E402
 from graders.nbgrader_plumbing.course import build_course, nbgrader_api  # noqa: E402
+from graders.nbgrader_plumbing.grading_worker import quiet_sqlalchemy  # noqa: E402
 from tests.fixtures.notebooks.submissions import (  # noqa: E402
     LEVEL1,
     LEVEL2,

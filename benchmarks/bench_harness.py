@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from graders import Harness, Submission  # noqa: E402
+from graders.notebook import Harness, Submission  # noqa: E402
 
 REFERENCE = ROOT / "solutions" / "02_two_latent_failures.py"
 

@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from graders.checks import NOTEBOOKS, grade_submission  # noqa: E402
+from graders.grading.observers import OBSERVER_ENV  # noqa: E402
 from graders.sandbox import sandbox_problem  # noqa: E402
-from graders.sandbox.engine import OBSERVER_ENV  # noqa: E402
 
 #: The answer cell each level's reference goes in (Levels 1 and 2 take the whole source).
 CELLS = {"03_power_cut": "l3_save_checkpoint", "04_parallel_tool_calls": "l4_run_agent"}

@@ -1,4 +1,7 @@
-"""Kept for notebooks made earlier: the names of :mod:`graders.inprocess.harness`."""
+"""An earlier path of ``graders.notebook.Harness``: notebooks of earlier releases import it from
+here, and a student's workspace keeps its copy of a notebook across releases. It warns
+(``DeprecationWarning``), naming :mod:`graders.notebook`."""
 
-from graders.inprocess.harness import *  # noqa: F403
-from graders.inprocess.harness import __all__  # noqa: F401
+from graders.notebook import warned_alias
+
+__getattr__ = warned_alias("graders.harness", ("Harness",))

@@ -1,4 +1,7 @@
-"""Kept for notebooks made earlier: the names of :mod:`graders.loop.resume`."""
+"""An earlier path of ``graders.notebook.resume``: notebooks of earlier releases import it from
+here, and a student's workspace keeps its copy of a notebook across releases. It warns
+(``DeprecationWarning``), naming :mod:`graders.notebook`."""
 
-from graders.loop.resume import *  # noqa: F403
-from graders.loop.resume import __all__  # noqa: F401
+from graders.notebook import warned_alias
+
+__getattr__ = warned_alias("graders.resume", ("resume",))

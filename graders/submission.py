@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Submission", "Part", "REQUIRED", "defined_names", "parse_python"]
+from graders import load_errors
+from graders.load_errors import REQUIRED
 
-#: The two functions a submission must define at top level.
-REQUIRED = ("save_checkpoint", "run_agent")
+__all__ = ["Submission", "Part", "defined_names", "parse_python"]
 
 
 @dataclass(frozen=True)
@@ -133,27 +133,16 @@ class Submission:
         try:
             tree = parse_python(self.source, self.filename)
         except SyntaxError as err:
-            where = ""
-            if err.lineno:
-                part, line = self.place(err.lineno)
-                where = f" at line {line}" + (f" of {part}" if self.parts else "")
-            code = f": `{err.text.strip()}`" if err.text and err.text.strip() else ""
-            return f"Your code has a syntax error{where}{code} ({err.msg}), so it cannot run."
+            part, line = self.place(err.lineno) if err.lineno else (None, None)
+            return load_errors.syntax_error(err.msg, line, err.text,
+                                            part if self.parts else None)
         except ValueError as err:  # null bytes
             return f"Your code cannot be read as Python ({err})."
         bound = defined_names(tree)
         if "*" in bound:
             return None  # a star import may define anything: let the runner tell
         missing = [f for f in REQUIRED if f not in bound]
-        return _missing_message(missing) if missing else None
-
-
-def _missing_message(missing: list[str]) -> str:
-    names = " and ".join(f"`{m}`" for m in missing)
-    verb = "is" if len(missing) == 1 else "are"
-    return (f"{names} {verb} not defined at the top level of your code: the grader calls "
-            "`run_agent(task, tools, call_model, execute_tool)`, and `run_agent` saves through "
-            "`save_checkpoint(state)`.")
+        return load_errors.missing(missing) if missing else None
 
 
 #: CPython 3.11 keeps ast.parse's recursion counter in state the threads share: two threads

@@ -49,14 +49,20 @@
 # a `save_checkpoint` that writes nothing. The harness kills it while the second tool runs.
 
 # %%
-from graders.teaching.predict import compare, predict
+from graders.notebook import compare, predict
 
 predict("no_checkpoint")
 
 # %%
-from graders.harness import Harness
-from graders.teaching.scene import describe_run, ledger_lines, ran_twice, say, without
-from graders.teaching.variants import no_checkpoint
+from graders.notebook import (
+    Harness,
+    describe_run,
+    ledger_lines,
+    no_checkpoint,
+    ran_twice,
+    say,
+    without,
+)
 
 with Harness(no_checkpoint()) as harness:
     in_memory_only = harness.run_point("support-tickets", "killed_during_tool_2")
@@ -96,8 +102,7 @@ compare("no_checkpoint")
 # Here is a real checkpoint: the lesson's loop, killed while tool 2 ran, left this on disk.
 
 # %%
-from graders.teaching.checkpoint_view import show_checkpoint
-from graders.teaching.variants import variant
+from graders.notebook import show_checkpoint, variant
 
 with Harness(variant("A and B", "temp + rename")) as harness:
     during_tool_2 = harness.run_point("support-tickets", "killed_during_tool_2")
@@ -114,7 +119,7 @@ show_checkpoint(checkpoint, highlight=["pendingToolUse"],
 # against the same fake model and reports where it falls over. First, the complete checkpoint:
 
 # %%
-from graders.resume import resume
+from graders.notebook import resume
 
 resume(checkpoint)
 
@@ -233,7 +238,7 @@ compare("field_pending_tool_use")
 # ## Check yourself
 
 # %%
-from graders.teaching.widgets import show_quiz
+from graders.notebook import show_quiz
 
 show_quiz("tokens_used_missing")
 

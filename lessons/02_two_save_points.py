@@ -31,8 +31,7 @@
 # This is the lesson's own loop (the exercises come with loops of their own):
 
 # %%
-from graders.teaching.code_view import show_code
-from graders.teaching.variants import lesson_function
+from graders.notebook import lesson_function, show_code
 
 show_code(lesson_function("run_agent", save_points="A and B"), language="python")
 
@@ -48,15 +47,12 @@ show_code(lesson_function("run_agent", save_points="A and B"), language="python"
 # from `checkpoint.json`.
 
 # %%
-from graders.teaching.predict import compare, predict
+from graders.notebook import compare, predict
 
 predict("b_only_runs_twice")
 
 # %%
-from graders.harness import Harness
-from graders.resume import resume
-from graders.teaching.scene import ledger_lines
-from graders.teaching.variants import variant
+from graders.notebook import Harness, ledger_lines, resume, variant
 
 with Harness(variant("B only", "temp + rename")) as harness:
     b_only = harness.run_point("support-tickets", "killed_during_tool_2")
@@ -112,8 +108,7 @@ print("After a finished run, pendingToolUse names:",
 # killing that loop there (six loops, run once, in about two seconds).
 
 # %%
-from graders.teaching.timeline import build_timeline
-from graders.teaching.widgets import show_timeline
+from graders.notebook import build_timeline, show_timeline
 
 timeline = build_timeline("support-tickets")
 show_timeline(timeline, moment="tool_2", save_points="B only", write_mode="in place")
@@ -130,7 +125,7 @@ show_timeline(timeline, moment="tool_2", save_points="B only", write_mode="in pl
 # ## Check yourself
 
 # %%
-from graders.teaching.widgets import show_quiz
+from graders.notebook import show_quiz
 
 show_quiz("b_only_tool_window")
 
@@ -145,7 +140,7 @@ show_quiz("a_only_finished_run")
 # run.
 
 # %%
-from graders.teaching.scene import describe_run, say
+from graders.notebook import describe_run, say
 
 save_points, write_mode, point = "A only", "in place", "torn_write_save_2"
 with Harness(variant(save_points, write_mode)) as harness:

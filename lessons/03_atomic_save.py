@@ -30,8 +30,7 @@
 # does:
 
 # %%
-from graders.teaching.code_view import show_code
-from graders.teaching.variants import lesson_function
+from graders.notebook import lesson_function, show_code
 
 show_code(lesson_function("save_checkpoint", write_mode="in place"), language="python")
 
@@ -45,15 +44,12 @@ show_code(lesson_function("save_checkpoint", write_mode="in place"), language="p
 # the write reach half of its bytes, then stops the process.
 
 # %%
-from graders.teaching.predict import compare, predict
+from graders.notebook import compare, predict
 
 predict("torn_in_place")
 
 # %%
-from graders.harness import Harness
-from graders.resume import resume
-from graders.teaching.scene import describe_run, say
-from graders.teaching.variants import variant
+from graders.notebook import Harness, describe_run, resume, say, variant
 
 with Harness(variant("B only", "in place")) as harness:
     torn = harness.run_point("support-tickets", "torn_write_save_2")
@@ -119,7 +115,7 @@ compare("torn_atomic")
 # %%
 import tempfile
 
-from graders.teaching.deeper import cross_filesystem_rename
+from graders.notebook import cross_filesystem_rename
 
 with tempfile.TemporaryDirectory() as folder:
     say(cross_filesystem_rename(folder))
@@ -131,7 +127,7 @@ with tempfile.TemporaryDirectory() as folder:
 # ## Check yourself
 
 # %%
-from graders.teaching.widgets import show_quiz
+from graders.notebook import show_quiz
 
 show_quiz("replace_not_rename")
 

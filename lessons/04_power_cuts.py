@@ -57,12 +57,12 @@
 # cut while tool 2 runs could leave. The same engine grades Level 3.
 
 # %%
-from graders.teaching.predict import compare, predict
+from graders.notebook import compare, predict
 
 predict("power_cut_empty")
 
 # %%
-from graders.teaching.power_cut import power_cut_table
+from graders.notebook import power_cut_table
 
 display(power_cut_table())
 compare("power_cut_empty")
@@ -88,7 +88,7 @@ compare("power_cut_empty")
 # ## Check yourself
 
 # %%
-from graders.teaching.widgets import show_quiz
+from graders.notebook import show_quiz
 
 show_quiz("power_loss")
 

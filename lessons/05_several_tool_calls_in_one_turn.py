@@ -42,15 +42,14 @@
 # returns:
 
 # %%
-from graders.teaching.predict import compare, predict
+from graders.notebook import compare, predict
 
 predict("three_calls_killed_during_tool_3")
 
 # %%
 import json
 
-from graders.teaching.parallel_turn import show_turn, turn_moments
-from graders.teaching.scene import say
+from graders.notebook import say, show_turn, turn_moments
 
 moments = turn_moments("incident-triage", turn=1)
 during_tool_3 = next(m for m in moments if m.label.startswith("tool 3"))
@@ -95,7 +94,7 @@ show_turn("incident-triage", turn=1)
 # ## Check yourself
 
 # %%
-from graders.teaching.widgets import show_quiz
+from graders.notebook import show_quiz
 
 show_quiz("results_in_one_message")
 

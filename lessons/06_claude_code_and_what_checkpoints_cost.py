@@ -48,7 +48,7 @@
 # question: if this goes wrong, which state do we return to?
 
 # %%
-from graders.teaching.widgets import show_quiz
+from graders.notebook import show_quiz
 
 show_quiz("claude_code_unit")
 
@@ -72,15 +72,15 @@ import tempfile
 
 from IPython.display import Image
 
-from graders.teaching.cost import (
+from graders.notebook import (
     TOOL_LATENCY,
     figure_png,
+    filesystem_of,
     measure_save_cost,
     plot_save_cost,
     read_cost,
+    say,
 )
-from graders.teaching.filesystem import filesystem_of
-from graders.teaching.scene import say
 
 with tempfile.TemporaryDirectory(dir=".", prefix=".checkpoint-cost-") as folder:
     measurement = measure_save_cost(turns=16, directory=folder)

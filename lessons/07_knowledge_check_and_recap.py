@@ -28,7 +28,7 @@
 # the count keeps your first tries.
 
 # %%
-from graders.teaching.widgets import show_knowledge_check
+from graders.notebook import show_knowledge_check
 
 show_knowledge_check()
 
@@ -69,10 +69,7 @@ show_knowledge_check()
 # Test an answer on a real crash: pick a loop and a crash point, predict, then run.
 
 # %%
-from graders.harness import Harness
-from graders.resume import resume
-from graders.teaching.scene import describe_run, say
-from graders.teaching.variants import variant
+from graders.notebook import Harness, describe_run, resume, say, variant
 
 save_points, write_mode, point = "B only", "in place", "killed_during_tool_1"
 with Harness(variant(save_points, write_mode)) as harness:

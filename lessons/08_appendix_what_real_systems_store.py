@@ -31,15 +31,14 @@
 # saves, interleaved step by step, with the fixed name, then with `tempfile.mkstemp`:
 
 # %%
-from graders.teaching.predict import compare, predict
+from graders.notebook import compare, predict
 
 predict("two_writers_fixed_name")
 
 # %%
 import tempfile
 
-from graders.teaching.deeper import two_writers
-from graders.teaching.scene import say
+from graders.notebook import say, two_writers
 
 with tempfile.TemporaryDirectory() as folder:
     say(two_writers(folder, unique_names=False).to_text())

@@ -156,18 +156,50 @@ def _notebook_imports() -> set[tuple[str, str]]:
     return found
 
 
-#: Paths written into files that outlive a release: course directories' and student workspaces'
-#: ``nbgrader_config.py``, and JupyterLab's pre-save hook.
-_WRITTEN_PATHS = [("graders.validation", "install"), ("graders.workspace", "before_save"),
-                  ("graders.nbgrader_preprocessors", "RunNothing"),
-                  ("graders.feedback", "FeedbackNotes")]
+#: Paths written into files that outlive a release: student workspaces' ``nbgrader_config.py``
+#: and JupyterLab's pre-save hook (course directories' configs are rewritten by every build).
+_WRITTEN_PATHS = [("graders.nbgrader_plumbing.validation", "install"),
+                  ("graders.workspace", "before_save"),
+                  ("graders.nbgrader_plumbing.preprocessors", "RunNothing"),
+                  ("graders.nbgrader_plumbing.feedback", "FeedbackNotes")]
+#: What notebooks of earlier releases import from elsewhere than graders.notebook: a student's
+#: workspace keeps its copy of each notebook across releases, so each path stays, warning.
+_EARLIER_PATHS = [("graders.harness", "Harness"), ("graders.hints", "Hints"),
+                  ("graders.resume", "resume"), ("graders.selfcheck", "self_check"),
+                  ("graders", "Submission"), ("graders", "crash_points"), ("graders", "run_point"),
+                  ("graders.checks", "run_check")]
 
 
-def test_notebooks_import_names_that_exist():
+def test_lessons_and_exercises_import_the_course_only_through_the_notebook_api():
+    pairs = _notebook_imports()
+    assert ("graders.notebook", "Harness") in pairs and ("graders.notebook", "run_check") in pairs
+    elsewhere = sorted(f"{m}.{n}" for m, n in pairs if m != "graders.notebook")
+    assert not elsewhere, f"import these from graders.notebook: {elsewhere}"
+
+
+def test_every_name_of_the_notebook_api_exists_and_is_documented_in_the_readme():
     import importlib
 
-    pairs = _notebook_imports()
-    assert ("graders.harness", "Harness") in pairs and ("graders.checks", "run_check") in pairs
-    missing = [f"{m}.{n}" for m, n in sorted(pairs | set(_WRITTEN_PATHS))
-               if not hasattr(importlib.import_module(m), n)]
-    assert not missing, f"released notebooks or written configs name what is gone: {missing}"
+    import graders.notebook as api
+
+    missing = [n for n in api.__all__ if not hasattr(importlib.import_module(api._WHERE[n]), n)]
+    assert not missing, f"graders.notebook names what is gone: {missing}"
+    assert {n for _, n in _notebook_imports()} <= set(api.__all__)
+    assert "graders.notebook" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("module", "name"), _EARLIER_PATHS + _WRITTEN_PATHS)
+def test_what_earlier_notebooks_and_written_configs_import_still_works(module, name):
+    """An earlier path is the notebook API's own object, and warns naming graders.notebook."""
+    import importlib
+    import warnings
+
+    import graders.notebook as api
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        found = getattr(importlib.import_module(module), name)
+    if (module, name) in _EARLIER_PATHS and module != "graders.checks":
+        assert found is getattr(api, name)
+        assert [w.category for w in caught] == [DeprecationWarning], caught
+        assert f"from graders.notebook import {name}" in str(caught[0].message)

@@ -107,7 +107,7 @@ HEADLINES = {"no-trace": "no trace", "torn-json": "torn JSON",
 
 def _agrees_with_the_harness(snapshot: dict) -> None:
     """Run the crash point the view was drawn for, here, on the same loop: the bytes must agree."""
-    from graders import run_point
+    from graders.notebook import run_point
     from graders.teaching.variants import variant
 
     saves, mode, point = snapshot["state"].split("|")

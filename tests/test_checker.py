@@ -7,8 +7,10 @@ import json
 import pytest
 
 from fake_llm import load_scenario
-from graders import CrashPoint, Observation, Verdict, check
-from graders.judge.crash_points import point_from_id
+from graders.judge.checkpoint_rules import check
+from graders.judge.crash_points import CrashPoint, point_from_id
+from graders.judge.observation import Observation
+from graders.judge.verdict import Verdict
 
 SC = load_scenario("support-tickets")
 CALLS = SC.tool_calls

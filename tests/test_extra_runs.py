@@ -13,9 +13,9 @@ import pytest
 
 from graders.checks import grade_submission
 from graders.checks.base import ATOMIC_KINDS
+from graders.grading.recorded import TracedHarness
 from graders.sandbox import sandbox_problem
-from graders.sandbox.full_disk import limit_file_size
-from graders.sandbox.harness import TracedHarness
+from graders.sandbox.fill_disk import limit_file_size
 from graders.submission import Submission
 from tests.conftest import ROOT
 

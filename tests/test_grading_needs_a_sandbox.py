@@ -75,7 +75,7 @@ def test_grading_in_a_pod_fails_every_check_saying_why():
 _SELF_CHECK_IN_POD = """
 import sys
 from graders.checks import evaluate_check
-from graders.sandbox.engine import NOTES, observer
+from graders.grading.observers import NOTES, observer
 namespace = {"__name__": "__main__"}
 exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), namespace)
 result = evaluate_check("l2_atomic_save", namespace)

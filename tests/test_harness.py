@@ -10,16 +10,17 @@ from pathlib import Path
 
 import pytest
 
-import graders.inprocess.harness
+import graders.grading.forked
+import graders.inprocess.forking
 import graders.inprocess.runner_backend
 from fake_llm import list_scenarios, load_scenario
-from graders import (
-    CrashPoint,
+from graders.judge.crash_points import CrashPoint
+from graders.judge.observation import Observation
+from graders.judge.verdict import Verdict
+from graders.notebook import (
     Harness,
     HarnessError,
-    Observation,
     Submission,
-    Verdict,
     crash_points,
     dry_run,
     run_matrix,
@@ -355,9 +356,16 @@ def test_in_process_mode_forks_from_this_process_and_agrees_with_the_runner():
     assert ref["save_checkpoint"] is ref["run_agent"].__globals__["save_checkpoint"]
 
 
+def _no_fork(monkeypatch, reason: str = "no fork") -> None:
+    """This platform, as one without fork: for the forking observer and the grading layer."""
+    for module in (graders.grading.forked, graders.inprocess.forking):
+        monkeypatch.setattr(module, "unsupported_reason", lambda: reason)
+    monkeypatch.setattr(graders.grading.forked, "_told", [])
+
+
 def test_without_fork_live_functions_are_skipped_with_a_clear_message(monkeypatch):
     reason = "The crash harness needs Linux or macOS: nothing was run."
-    monkeypatch.setattr(graders.inprocess.harness, "unsupported_reason", lambda: reason)
+    _no_fork(monkeypatch, reason)
     ref = _load_functions(ROOT / "solutions" / "02_two_latent_failures.py")
     live = Submission.from_functions(ref["run_agent"], ref["save_checkpoint"])
     [v] = run_matrix(live, "support-tickets")
@@ -368,10 +376,9 @@ def test_without_fork_live_functions_are_skipped_with_a_clear_message(monkeypatc
 
 
 def test_without_fork_a_source_is_recorded_and_replayed_and_says_so_once(monkeypatch, capsys):
-    from graders.inprocess.recorded_harness import RecordedHarness
+    from graders.grading.recorded import RecordedHarness
 
-    monkeypatch.setattr(graders.inprocess.harness, "unsupported_reason", lambda: "no fork")
-    monkeypatch.setattr(graders.inprocess.harness, "_told", [])
+    _no_fork(monkeypatch)
     with Harness(STARTER) as harness, Harness(REFERENCE) as reference:
         assert isinstance(harness, RecordedHarness)
         obs = harness.run_point("support-tickets", "killed_during_tool_2")
@@ -444,7 +451,6 @@ def test_without_fork_the_lessons_crash_runs_and_timeline_show_what_real_kills_l
         return views, build_timeline().to_text()
 
     killed = shown()
-    monkeypatch.setattr(graders.inprocess.harness, "unsupported_reason", lambda: "no fork")
-    monkeypatch.setattr(graders.inprocess.harness, "_told", [])
+    _no_fork(monkeypatch)
     assert shown() == killed
     assert capsys.readouterr().out.count("No fork here") == 1

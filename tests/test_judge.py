@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ast
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from graders.judge.replay import replay
@@ -202,7 +204,7 @@ def test_replays_in_many_threads_see_the_same_moments_as_one_replay():
 # -- what a torn write left, in words ------------------------------------------------------------
 
 def _torn_verdict(content: str, opened: list[str], *, renames=(), files=None):
-    from graders import check
+    from graders.judge.checkpoint_rules import check
     from tests.test_checker import SC, _torn_point, observe, state
 
     point = _torn_point(state(0, pending=1), state(1), opened)
@@ -244,14 +246,22 @@ def test_a_temp_file_that_is_checkpoint_json_under_another_name_is_named_as_such
     assert "one file with two names (a hard link)" in verdict.message
 
 
-# -- the judge's own imports: pure, on the trusted side ----------------------------------------
+# -- the trust boundary: the judge pure, the observers never judging -----------------------------
 
-JUDGE = Path(__file__).resolve().parents[1] / "graders" / "judge"
-#: What the judge must never import: the untrusted side, the exercises' checks, nbgrader, and
-#: anything that talks to the network.
-NOT_FOR_THE_JUDGE = ("graders.inprocess", "graders.sandbox", "graders.checks", "nbgrader",
-                     "socket", "ssl", "http", "urllib", "requests", "httpx", "aiohttp",
+ROOT = Path(__file__).resolve().parents[1]
+JUDGE = ROOT / "graders" / "judge"
+#: What the judge must never load: the observers (the untrusted side), the layer that drives
+#: them, the exercises' checks, nbgrader, and anything that talks to the network.
+NOT_FOR_THE_JUDGE = ("graders.inprocess", "graders.sandbox", "graders.grading", "graders.checks",
+                     "graders.nbgrader_plumbing", "graders.gradescope", "graders.cli", "nbgrader",
+                     "socket", "ssl", "http", "urllib.request", "requests", "httpx", "aiohttp",
                      "ftplib", "smtplib", "xmlrpc", "websocket", "websockets")
+#: What of the judge an observer may load: the plain data types of what it records (a
+#: Recording and its operations, the forking harness's Observation); never the judge's rules.
+JUDGE_FOR_THE_OBSERVERS = ("graders.judge", "graders.judge.recording", "graders.judge.trace",
+                           "graders.judge.observation")
+NOT_FOR_THE_OBSERVERS = ("graders.judge", "graders.grading", "graders.checks",
+                         "graders.nbgrader_plumbing", "graders.gradescope", "graders.cli")
 
 
 def _imported(source: str, module: str) -> set[str]:
@@ -271,9 +281,51 @@ def _imported(source: str, module: str) -> set[str]:
     return found
 
 
-def _forbidden(names: set[str]) -> list[str]:
+def _forbidden(names: set[str], bad: tuple[str, ...] = NOT_FOR_THE_JUDGE,
+               allowed: tuple[str, ...] = ()) -> list[str]:
+    """The names in ``bad`` (a module or anything in it), but for the modules ``allowed`` and
+    the names imported from one of them (``graders.judge.trace.Op``)."""
+    def ok(name: str) -> bool:
+        owner = name.rpartition(".")[0]
+        return name in allowed or (owner in allowed and owner + ".__init__" not in _PACKAGES)
+
     return sorted(n for n in names
-                  if any(n == bad or n.startswith(bad + ".") for bad in NOT_FOR_THE_JUDGE))
+                  if not ok(n) and any(n == b or n.startswith(b + ".") for b in bad))
+
+
+#: The packages among the allowed modules: a name imported from one may be any of its modules.
+_PACKAGES = {"graders.judge.__init__"}
+
+
+def _loaded(modules: list[str]) -> list[str]:
+    """Every module a fresh interpreter holds once it has imported ``modules``."""
+    code = ("import importlib, json, sys\n"
+            f"for name in {modules!r}:\n    importlib.import_module(name)\n"
+            "print(json.dumps(sorted(sys.modules)))\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def _lazily_imported(loaded: list[str], bad, allowed=()) -> dict[str, list[str]]:
+    """What the course's modules among ``loaded`` import inside their functions (a lazy import
+    is loaded only when called) that is in ``bad``, by module."""
+    found = {}
+    for name in loaded:
+        path = ROOT.joinpath(*name.split("."))
+        path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+        if name.split(".")[0] in ("graders", "fake_llm") and path.is_file():
+            hits = _forbidden(_imported(path.read_text(encoding="utf-8"), name), bad, allowed)
+            if hits:
+                found[name] = hits
+    return found
+
+
+def _package_modules(*packages: str) -> list[str]:
+    return [f"graders.{package}.{path.stem}" for package in packages
+            for path in sorted((ROOT / "graders" / package).glob("*.py"))
+            if path.stem != "__init__"]
 
 
 def test_the_import_scan_sees_a_forbidden_import_wherever_it_hides():
@@ -288,14 +340,33 @@ def test_the_import_scan_sees_a_forbidden_import_wherever_it_hides():
             "urllib.request"} <= found
     assert "json" not in found
     assert _forbidden(_imported("import socketserver_like\nimport jsonschema\n", "m")) == []
+    assert _forbidden({"graders.judge.trace", "graders.judge.verdicts"}, NOT_FOR_THE_OBSERVERS,
+                      JUDGE_FOR_THE_OBSERVERS) == ["graders.judge.verdicts"]
 
 
-def test_the_judge_imports_nothing_from_the_untrusted_side_the_checks_nbgrader_or_the_network():
-    modules = sorted(JUDGE.glob("*.py"))
-    assert len(modules) > 10
-    found = {}
-    for path in modules:
-        bad = _forbidden(_imported(path.read_text(encoding="utf-8"), f"graders.judge.{path.stem}"))
-        if bad:
-            found[path.name] = bad
-    assert not found, f"the judge must stay pure and trusted; these modules import: {found}"
+def test_the_judge_loads_nothing_from_the_untrusted_side_the_checks_nbgrader_or_the_network():
+    """Followed through every import, at any depth: each judge module imported in a fresh
+    interpreter, then what every course module it loaded imports inside its functions."""
+    judge = _package_modules("judge")
+    assert len(judge) > 10
+    loaded = _loaded(judge)
+    assert not _forbidden(set(loaded)), _forbidden(set(loaded))
+    lazy = _lazily_imported(loaded, NOT_FOR_THE_JUDGE)
+    assert not lazy, f"the judge must stay pure and trusted; these modules import: {lazy}"
+
+
+def test_the_observers_load_none_of_the_judges_rules_and_the_sandbox_none_of_inprocess():
+    """The sandbox and the in-process observers record; only the grading layer judges. Each of
+    their modules, imported in a fresh interpreter, loads of the judge only the recording's
+    plain data types, and nothing of the grading layer or the checks (lazy imports too); the
+    sandbox loads nothing of the in-process observers."""
+    sandbox = [m for m in _package_modules("sandbox") if not m.endswith(("_bootstrap", "_confine"))]
+    observers = sandbox + _package_modules("inprocess")
+    loaded = _loaded(observers)
+    bad = _forbidden(set(loaded), NOT_FOR_THE_OBSERVERS, JUDGE_FOR_THE_OBSERVERS)
+    assert not bad, f"the observers load: {bad}"
+    lazy = _lazily_imported(loaded, NOT_FOR_THE_OBSERVERS, JUDGE_FOR_THE_OBSERVERS)
+    assert not lazy, f"the observers import, inside their functions: {lazy}"
+    in_sandbox = _loaded(sandbox)
+    assert not [m for m in in_sandbox if m.startswith("graders.inprocess")]
+    assert not _lazily_imported(in_sandbox, ("graders.inprocess",))

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import csv
 
-from graders.nbgrader_plumbing.batch import StudentResult, write_csv
-from graders.nbgrader_plumbing.batch import TestScore as Score
+from graders.nbgrader_plumbing.gradebook import StudentResult
+from graders.nbgrader_plumbing.gradebook import TestScore as Score
+from graders.nbgrader_plumbing.score_report import write_csv
 
 
 def _student(name: str, scores: list[float | None], notes=()) -> StudentResult:

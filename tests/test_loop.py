@@ -17,8 +17,8 @@ import sys
 
 import pytest
 
+from graders.grading.observers import grading_problem
 from graders.loop import lesson_loop
-from graders.sandbox.engine import grading_problem
 from tests.conftest import ROOT
 
 REFERENCE = ROOT / "solutions" / "02_two_latent_failures.py"

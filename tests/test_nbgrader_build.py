@@ -153,21 +153,6 @@ def test_committed_exercises_hold_the_starter_and_no_solution(name):
 CONFIGURED_LISTS = {"GenerateAssignment.preprocessors", "Autograde.sanitize_preprocessors",
                     "Autograde.autograde_preprocessors", "GenerateFeedback.preprocessors"}
 
-#: The class paths of ours that course directories built before graders/ became packages name in
-#: their nbgrader_config.py (`checkpoint-lab course` up to commit 8b57548; GuardedExecute in
-#: those built before RunNothing). nbgrader imports them by these names until the course is
-#: rebuilt, so they must keep working.
-NAMED_BEFORE_THE_MOVE = [
-    "graders.nbgrader_preprocessors.ReleaseStarter",
-    "graders.nbgrader_preprocessors.RestoreTestCells",
-    "graders.nbgrader_preprocessors.StartVerdicts",
-    "graders.nbgrader_preprocessors.RunNothing",
-    "graders.nbgrader_preprocessors.GuardedExecute",
-    "graders.nbgrader_preprocessors.WriteVerdicts",
-    "graders.feedback.FeedbackNotes",
-]
-
-
 def _preprocessor_lists(config: Config) -> dict[str, list[str]]:
     """Every ``c.<Class>.<...>preprocessors`` list of a loaded config, by ``Class.trait``."""
     return {f"{section}.{trait}": list(value)
@@ -203,17 +188,3 @@ def test_every_preprocessor_the_built_config_names_can_be_imported():
     assert not problems, problems
     ours = {path for paths in lists.values() for path in paths if path.startswith("graders.")}
     assert ours, "the config names none of the course's own preprocessors"
-
-
-@pytest.mark.parametrize("path", NAMED_BEFORE_THE_MOVE)
-def test_a_course_directory_built_before_the_move_finds_its_preprocessors(path):
-    assert _problem_with(path) is None, _problem_with(path)
-
-
-def test_the_old_preprocessors_module_names_every_preprocessor_of_the_new_one():
-    old = importlib.import_module("graders.nbgrader_preprocessors")
-    new = importlib.import_module("graders.nbgrader_plumbing.preprocessors")
-    assert list(old.__all__) == list(new.__all__)
-    for name in new.__all__:
-        assert _problem_with(f"graders.nbgrader_preprocessors.{name}") is None, name
-        assert getattr(old, name) is getattr(new, name), name

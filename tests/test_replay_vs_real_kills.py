@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from graders.checks import CHECKS, NOTEBOOKS, grade_submission
-from graders.inprocess.harness import Harness
+from graders.grading.forked import Harness
+from graders.grading.recorded import TracedHarness
 from graders.sandbox import sandbox_problem
-from graders.sandbox.harness import TracedHarness
 from graders.submission import Submission
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,8 +113,8 @@ def every_state(rec, scenario, name: str) -> list:
 def test_the_in_process_recorder_and_the_sandbox_agree_on_every_verdict(name, path, monkeypatch):
     from fake_llm import load_scenario
     from graders.checks import checks_for
+    from graders.grading.recorded import unwatchable
     from graders.inprocess.record import record_in_process
-    from graders.inprocess.recorded_harness import unwatchable
     from graders.sandbox import record
 
     monkeypatch.delenv("CHECKPOINT_LAB_OBSERVER", raising=False)

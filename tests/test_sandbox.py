@@ -362,3 +362,77 @@ def test_a_huge_checkpoint_saved_at_every_call_costs_the_grader_little_memory():
     for check_id, (passed, message) in out["results"].items():
         assert not passed, check_id
         assert "The grader bounds what one run may cost it" in message, message
+
+
+# -- the defects of issue 20: one reading of the mode, the missing tool named, a failed start ---
+
+_WHERE_IT_RAN = "import os\nMISSING_FIELDS = {os.getcwd()}\n"
+
+
+@pytest.mark.parametrize("value", ["0", "no", "false", "off", "OFF"])
+def test_every_way_to_turn_the_sandbox_off_turns_it_off_for_level_1s_missing_fields_too(
+        monkeypatch, value):
+    """CHECKPOINT_LAB_SANDBOX is read one way everywhere: Level 1's MISSING_FIELDS cell runs
+    unconfined (strace alone, in a real folder) for every value that means off, as the other
+    checks do, and in the sandbox's /work otherwise."""
+    from graders.checks.incomplete_checkpoint import evaluate_answer_cell
+
+    monkeypatch.setenv("CHECKPOINT_LAB_SANDBOX", value)
+    [where] = [item["str"] for item in evaluate_answer_cell(_WHERE_IT_RAN)["items"]]
+    assert where != "/work" and where.endswith("/work"), where
+    monkeypatch.setenv("CHECKPOINT_LAB_SANDBOX", "on")
+    assert evaluate_answer_cell(_WHERE_IT_RAN)["items"] == [{"str": "/work"}]
+
+
+def test_a_missing_prlimit_is_reported_as_itself_not_as_a_missing_bubblewrap():
+    from graders.sandbox import box
+
+    tools = box.find_tools()
+    problem = box.sandbox_problem(box.Tools(tools.strace, tools.bwrap, None, tools.setpriv))
+    assert problem and "prlimit" in problem and "util-linux" in problem, problem
+    assert "bwrap" not in problem and "bubblewrap" not in problem, problem
+
+
+def test_a_run_that_fails_to_start_raises_its_own_error_and_leaves_nothing_open(monkeypatch):
+    """A sandbox whose command cannot start (here: prlimit, the first program of its command,
+    is not where it was found) raises that error, not one of its own cleanup, and closes its
+    socket and pipes."""
+    import graders.sandbox.session as session
+
+    tools = session.find_tools()
+    monkeypatch.setattr(session, "find_tools", lambda: tools.__class__(
+        tools.strace, tools.bwrap, "/nonexistent/prlimit", tools.setpriv))
+    before = set(os.listdir("/proc/self/fd"))
+    with pytest.raises(FileNotFoundError, match="/nonexistent/prlimit"):
+        record("def save_checkpoint(s): pass\ndef run_agent(*a): pass\n", None,
+               mode="missing_fields", sandbox=False, timeout=5)
+    left = set(os.listdir("/proc/self/fd")) - before
+    assert not left, {fd: os.readlink(f"/proc/self/fd/{fd}") for fd in left
+                      if os.path.exists(f"/proc/self/fd/{fd}")}
+
+
+_MODULES_WHEN_GRADING = """
+import json, sys
+from graders.checks import grade_submission
+results = grade_submission(open(sys.argv[1]).read(), "02_two_latent_failures")
+print(json.dumps([sorted(sys.modules), {k: r.passed for k, r in results.items()}]))
+"""
+
+
+def test_grading_in_the_sandbox_loads_nothing_of_the_in_process_observers():
+    """Record, then judge: sandboxed grading chooses its observer in the grading layer and never
+    loads the in-process recorder or the forking harness (restarts and the full disk included:
+    the hidden checks run them)."""
+    import json
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", _MODULES_WHEN_GRADING,
+                           str(ROOT / "solutions" / "02_two_latent_failures.py")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env={k: v for k, v in os.environ.items()
+                               if not k.startswith("CHECKPOINT_LAB_")})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    modules, passed = json.loads(proc.stdout.splitlines()[-1])
+    assert passed and all(passed.values()), passed
+    assert "graders.grading.recorded" in modules and "graders.judge.verdicts" in modules
+    assert not [m for m in modules if m.startswith("graders.inprocess")]

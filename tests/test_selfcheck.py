@@ -194,7 +194,7 @@ def test_checkpoint_lab_check_exits_3_when_nothing_failed_but_a_check_did_not_ru
 
 def test_the_self_check_takes_the_best_observer_the_machine_has(monkeypatch):
     import graders.sandbox.box as box
-    from graders.sandbox import engine
+    from graders.grading import observers as engine
 
     tools = box.find_tools()
     monkeypatch.delenv("CHECKPOINT_LAB_OBSERVER", raising=False)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from graders import Harness, Submission
+from graders.notebook import Harness, Submission
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "02_two_latent_failures"
 SCENARIOS = ("support-tickets", "long-migration")

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from fake_llm import load_scenario
-from graders.inprocess.harness import Harness, run_matrix
+from graders.grading.forked import Harness, run_matrix
 from graders.teaching.timeline import DISK_KINDS, build_timeline
 from graders.teaching.variants import SAVE_POINTS, WRITE_MODES, no_checkpoint, variant
 
@@ -240,7 +240,7 @@ def test_the_middle_loops_behave_like_the_harness_fixtures_of_the_same_mistake(
 
 def test_a_platform_without_fork_gets_the_timeline_from_recorded_runs_and_is_told(
         monkeypatch, capsys):
-    import graders.inprocess.harness as harness_module
+    import graders.grading.forked as harness_module
     import graders.teaching.timeline as timeline_module
 
     monkeypatch.setattr(harness_module, "unsupported_reason",

@@ -100,7 +100,7 @@ import json
 from pathlib import Path
 
 import fake_llm
-from graders.workspace.scratch import scratch_folder, working_in
+from graders.notebook import scratch_folder, working_in
 
 # try_it runs your loop in a scratch folder, so checkpoint.json never lands beside this notebook
 # (nor in what you hand in): it is SCRATCH / "checkpoint.json". The folder goes with the kernel.
@@ -147,7 +147,7 @@ def try_it(stop_while_tool_runs=None):
 
 
 # %% nbgrader={"grade": false, "grade_id": "l1_try_it", "locked": true, "schema_version": 3, "solution": false}
-from graders.hints import Hints
+from graders.notebook import Hints
 
 hint = Hints("01_incomplete_checkpoint", globals())
 try_it()
@@ -164,7 +164,7 @@ try_it()
 
 # %% nbgrader={"grade": true, "grade_id": "l1_missing_fields", "locked": true, "points": 2, "schema_version": 3, "solution": false}
 # Check: the five missing fields. Run it to see how your answer does.
-from graders.checks import run_check
+from graders.notebook import run_check
 
 run_check("l1_missing_fields", globals())
 
@@ -214,7 +214,7 @@ try_it()
 # %% nbgrader={"grade": true, "grade_id": "l1_saves_all_six", "locked": true, "points": 3, "schema_version": 3, "solution": false}
 # Check: save_checkpoint saves all six fields. It runs your save with the loop above, to the end
 # and killed while the second tool runs, and reads checkpoint.json back.
-from graders.checks import run_check
+from graders.notebook import run_check
 
 run_check("l1_saves_all_six", globals())
 
@@ -231,7 +231,7 @@ run_check("l1_saves_all_six", globals())
 # finishes the task.
 
 # %% nbgrader={"grade": false, "grade_id": "l1_resume_after_stop", "locked": true, "schema_version": 3, "solution": false}
-from graders.resume import resume
+from graders.notebook import resume
 
 try_it(stop_while_tool_runs=2)
 resume(SCRATCH / "checkpoint.json")
@@ -261,7 +261,7 @@ for label, checkpoint in cases.items():
 # copy, in your workspace; save the notebook first).
 
 # %% nbgrader={"grade": false, "grade_id": "l1_self_check", "locked": true, "schema_version": 3, "solution": false}
-from graders.selfcheck import self_check
+from graders.notebook import self_check
 
 self_check(globals(), "01_incomplete_checkpoint")
 

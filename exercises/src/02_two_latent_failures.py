@@ -66,7 +66,7 @@ import json
 from pathlib import Path
 
 import fake_llm
-from graders.workspace.scratch import scratch_folder, working_in
+from graders.notebook import scratch_folder, working_in
 
 # try_it runs your loop in a scratch folder, so checkpoint.json never lands beside this notebook
 # (nor in what you hand in): it is SCRATCH / "checkpoint.json". The folder goes with the kernel.
@@ -124,7 +124,7 @@ def try_it(stop_while_tool_runs=None):
 
 
 # %% nbgrader={"grade": false, "grade_id": "l2_try_it", "locked": true, "schema_version": 3, "solution": false}
-from graders.hints import Hints
+from graders.notebook import Hints
 
 hint = Hints("02_two_latent_failures", globals())
 try_it()
@@ -149,8 +149,7 @@ try_it(stop_while_tool_runs=2)
 # %% nbgrader={"grade": false, "grade_id": "l2_crash_points", "locked": true, "schema_version": 3, "solution": false}
 from IPython.display import display
 
-from graders import Submission, crash_points, run_point
-from graders.resume import resume
+from graders.notebook import Submission, crash_points, resume, run_point
 
 for point in crash_points(Submission.from_functions(run_agent, save_checkpoint), "support-tickets"):
     print(f"{point.id:32} {point.label}")
@@ -210,7 +209,7 @@ else:
 # ### END SOLUTION
 
 # %% nbgrader={"grade": false, "grade_id": "l2_lock_part1", "locked": true, "schema_version": 3, "solution": false}
-from graders.teaching.predict import lock_answer
+from graders.notebook import lock_answer
 
 lock_answer("l2_name_the_failures")
 
@@ -236,7 +235,7 @@ lock_answer("l2_name_the_failures")
 # %% nbgrader={"grade": true, "grade_id": "l2_atomic_save", "locked": true, "points": 3, "schema_version": 3, "solution": false}
 # Check: survives a kill during a save. It kills your code in the middle of every save, on
 # support-tickets, and reads checkpoint.json each time.
-from graders.checks import run_check
+from graders.notebook import run_check
 
 run_check("l2_atomic_save", globals())
 
@@ -244,21 +243,21 @@ run_check("l2_atomic_save", globals())
 # Check: a kill during a tool leaves a true record. It kills your code while each tool runs and
 # while each model call is in flight, on support-tickets, and compares checkpoint.json with the
 # tools that really ran.
-from graders.checks import run_check
+from graders.notebook import run_check
 
 run_check("l2_save_point_a", globals())
 
 # %% nbgrader={"grade": true, "grade_id": "l2_atomic_save_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false}
 # Hidden check: the first check's crashes, and more, on a longer scenario when your work is
 # graded.
-from graders.checks import run_check
+from graders.notebook import run_check
 
 run_check("l2_atomic_save_hidden", globals())
 
 # %% nbgrader={"grade": true, "grade_id": "l2_save_point_a_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false}
 # Hidden check: the second check's crashes, and more, on a longer scenario when your work is
 # graded.
-from graders.checks import run_check
+from graders.notebook import run_check
 
 run_check("l2_save_point_a_hidden", globals())
 
@@ -271,7 +270,7 @@ run_check("l2_save_point_a_hidden", globals())
 # in your workspace; save the notebook first).
 
 # %% nbgrader={"grade": false, "grade_id": "l2_self_check", "locked": true, "schema_version": 3, "solution": false}
-from graders.selfcheck import self_check
+from graders.notebook import self_check
 
 self_check(globals(), "02_two_latent_failures")
 

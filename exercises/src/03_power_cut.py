@@ -52,7 +52,7 @@
 # checkpoint. Save 1 is the one in your answer cell further down; save 2 is Level 2's fixed save.
 
 # %% nbgrader={"grade": false, "grade_id": "l3_saves", "locked": true, "schema_version": 3, "solution": false}
-from graders.teaching.power_cut import compare_saves, show_saves
+from graders.notebook import compare_saves, show_saves
 
 show_saves()
 
@@ -97,7 +97,7 @@ compare_saves(PREDICTED)
 # %% nbgrader={"grade": false, "grade_id": "l3_run_agent", "locked": true, "schema_version": 3, "solution": false} checkpoint_lab={"code_from": "solutions/02_two_latent_failures.py:run_agent"}
 
 # %% nbgrader={"grade": false, "grade_id": "l3_hints", "locked": true, "schema_version": 3, "solution": false}
-from graders.hints import Hints
+from graders.notebook import Hints
 
 hint = Hints("03_power_cut", globals())
 
@@ -110,26 +110,26 @@ hint = Hints("03_power_cut", globals())
 # %% nbgrader={"grade": true, "grade_id": "l3_file_synced", "locked": true, "points": 3, "schema_version": 3, "solution": false}
 # Check: after a power cut at any moment of the run, checkpoint.json is never empty or cut
 # short, on support-tickets.
-from graders.checks import run_check
+from graders.notebook import run_check
 
 run_check("l3_file_synced", globals())
 
 # %% nbgrader={"grade": true, "grade_id": "l3_directory_synced", "locked": true, "points": 3, "schema_version": 3, "solution": false}
 # Check: after a power cut at any moment of the run, no save the loop relied on is missing (no
 # older save, or none, once the next tool has run), on support-tickets.
-from graders.checks import run_check
+from graders.notebook import run_check
 
 run_check("l3_directory_synced", globals())
 
 # %% nbgrader={"grade": true, "grade_id": "l3_file_synced_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false}
 # Hidden check: the first check on a longer scenario, when your work is graded.
-from graders.checks import run_check
+from graders.notebook import run_check
 
 run_check("l3_file_synced_hidden", globals())
 
 # %% nbgrader={"grade": true, "grade_id": "l3_directory_synced_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false}
 # Hidden check: the second check on a longer scenario, when your work is graded.
-from graders.checks import run_check
+from graders.notebook import run_check
 
 run_check("l3_directory_synced_hidden", globals())
 
@@ -168,6 +168,6 @@ run_check("l3_directory_synced_hidden", globals())
 # `checkpoint-lab check workspace/exercises/lesson2/03_power_cut.ipynb` (save the notebook first).
 
 # %% nbgrader={"grade": false, "grade_id": "l3_self_check", "locked": true, "schema_version": 3, "solution": false}
-from graders.selfcheck import self_check
+from graders.notebook import self_check
 
 self_check(globals(), "03_power_cut")

@@ -78,7 +78,7 @@
 # %% nbgrader={"grade": false, "grade_id": "l4_run_agent", "locked": false, "schema_version": 3, "solution": true} checkpoint_lab={"solution_from": "solutions/04_parallel_tool_calls.py:run_agent", "starter_from": "solutions/02_two_latent_failures.py:run_agent"}
 
 # %% nbgrader={"grade": false, "grade_id": "l4_hints", "locked": true, "schema_version": 3, "solution": false}
-from graders.hints import Hints
+from graders.notebook import Hints
 
 hint = Hints("04_parallel_tool_calls", globals())
 
@@ -91,14 +91,14 @@ hint = Hints("04_parallel_tool_calls", globals())
 # %% nbgrader={"grade": true, "grade_id": "l4_no_call_lost", "locked": true, "points": 3, "schema_version": 3, "solution": false}
 # Check: killed at any moment, every tool that had started is listed in pendingToolUse or
 # recorded in messages, on incident-triage.
-from graders.checks import run_check
+from graders.notebook import run_check
 
 run_check("l4_no_call_lost", globals())
 
 # %% nbgrader={"grade": true, "grade_id": "l4_results_kept", "locked": true, "points": 3, "schema_version": 3, "solution": false}
 # Check: killed at any moment, every call that had returned is kept with its result, on
 # incident-triage.
-from graders.checks import run_check
+from graders.notebook import run_check
 
 run_check("l4_results_kept", globals())
 
@@ -106,25 +106,25 @@ run_check("l4_results_kept", globals())
 # Check: messages hold one result message per turn, answering every call of the turn (in any
 # order), valid for the API, before the model is called again and at the end, on
 # incident-triage.
-from graders.checks import run_check
+from graders.notebook import run_check
 
 run_check("l4_one_result_message", globals())
 
 # %% nbgrader={"grade": true, "grade_id": "l4_no_call_lost_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false}
 # Hidden check: the first check on a longer scenario, when your work is graded.
-from graders.checks import run_check
+from graders.notebook import run_check
 
 run_check("l4_no_call_lost_hidden", globals())
 
 # %% nbgrader={"grade": true, "grade_id": "l4_results_kept_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false}
 # Hidden check: the second check on a longer scenario, when your work is graded.
-from graders.checks import run_check
+from graders.notebook import run_check
 
 run_check("l4_results_kept_hidden", globals())
 
 # %% nbgrader={"grade": true, "grade_id": "l4_one_result_message_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false}
 # Hidden check: the third check on a longer scenario, when your work is graded.
-from graders.checks import run_check
+from graders.notebook import run_check
 
 run_check("l4_one_result_message_hidden", globals())
 
@@ -167,6 +167,6 @@ run_check("l4_one_result_message_hidden", globals())
 # notebook first).
 
 # %% nbgrader={"grade": false, "grade_id": "l4_self_check", "locked": true, "schema_version": 3, "solution": false}
-from graders.selfcheck import self_check
+from graders.notebook import self_check
 
 self_check(globals(), "04_parallel_tool_calls")

@@ -8,7 +8,6 @@ the lesson's loop (:mod:`graders.loop.lesson_loop`), to the end and killed while
 
 from __future__ import annotations
 
-import os
 import re
 
 from graders.checks.answer_cells import AnswerCells, syntax_problem, with_lesson_loop
@@ -63,13 +62,13 @@ def evaluate_answer_cell(code: str, timeout: float = ANSWER_CELL_TIMEOUT,
                           fallback: bool = False) -> dict:
     """Run the MISSING_FIELDS answer cell in the sandbox (or, for a self-check where there is
     none, in a namespace of its own in this process); describe what it defined."""
-    from graders.sandbox.engine import grading_problem, observer
+    from graders.grading.observers import grading_problem, observer, sandboxed
     from graders.sandbox.serve import SandboxUnavailable, record
 
     problem = grading_problem()
     if problem is None and not (fallback and observer() != "sandbox"):
         rec = record(code, None, mode="missing_fields", timeout=timeout,
-                     sandbox=os.environ.get("CHECKPOINT_LAB_SANDBOX", "on") != "off")
+                     sandbox=sandboxed())
     elif not fallback:
         raise SandboxUnavailable(problem)
     else:
@@ -150,7 +149,7 @@ def grade_missing_fields(code: str | None, problem: str | None,
     syntax = syntax_problem(code, "the answer cell l1_missing_fields_answer")
     if syntax:
         return check_result(check_id, False, syntax + ".")
-    from graders.sandbox.engine import observer
+    from graders.grading.observers import observer
 
     timeout = ANSWER_CELL_TIMEOUT if timeout is None else timeout
     passed, message = judge_missing_fields(evaluate_answer_cell(code, timeout, fallback))

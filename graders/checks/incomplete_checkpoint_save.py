@@ -93,7 +93,7 @@ def grade_saves_all_six(submission, where: str, timeout: float | None,
                          fallback: bool = False) -> CheckResult:
     """Run the student's save with the reference loop: to the end, and killed while each tool
     runs (a save that skips any save point is caught at its own tool)."""
-    from graders.sandbox.engine import harness_for
+    from graders.grading.observers import harness_for
 
     check_id = "l1_saves_all_six"
     scenario = VISIBLE_SCENARIO
@@ -154,7 +154,7 @@ def _after_the_full_run(finished, final: dict, done: str) -> str | None:
 def _killed_at_tool(harness, scenario: str, tool_k: int, expected: dict, done: str
                     ) -> str | None:
     """What is wrong with checkpoint.json killed while tool ``tool_k`` ran, or None."""
-    from graders.inprocess.harness import HarnessError
+    from graders.inprocess.support import HarnessError
 
     try:
         killed = harness.run_point(scenario, f"killed_during_tool_{tool_k}")

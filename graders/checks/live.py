@@ -70,13 +70,13 @@ def evaluate_check(check_id: str, namespace: dict) -> CheckResult:
 
     Used in the student's own kernel, for their information. The cells that defined the
     functions are graded exactly as grading will grade them, on the best observer this machine
-    has (:func:`graders.sandbox.engine.observer`: grading's sandbox, strace alone, or the
+    has (:func:`graders.grading.observers.observer`: grading's sandbox, strace alone, or the
     in-process recorder, which runs anywhere Python does); the message says so in its first line
     when it is not grading's sandbox. Only when a cell's source is not to be had do the live
     functions run in forked children of the kernel. Hidden checks are not run here (see
     :func:`run_check`).
     """
-    from graders.sandbox.engine import observer_note
+    from graders.grading.observers import observer_note
 
     result = hold_back(_evaluate_check(check_id, namespace))  # Level 2: part 1 first
     note = observer_note()

@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 from graders.checks.answer_cells import AnswerCells
 from graders.checks.result import CheckResult, check_result
-from graders.sandbox.engine import harness_for
-from graders.sandbox.harness import TracedHarness
+from graders.grading.observers import harness_for
+from graders.grading.recorded import TracedHarness
 from graders.sandbox.serve import SandboxUnavailable
 from graders.submission import Part, Submission
 
@@ -38,7 +38,7 @@ def grade_one_cell(cells: AnswerCells | str, checks: list, timeout: float | None
     submission = Submission.from_parts(join(part), name=notebook)
     try:
         harness, _note = harness_for(submission, timeout, allow_fallback=fallback,
-                                     checker=checker)
+                                     rules=checker)
     except SandboxUnavailable as why:
         raise SandboxUnavailable(f"{what} by watching your code's file operations from outside, "
                                  f"which needs Linux with strace and bubblewrap ({why})") from None

@@ -146,7 +146,7 @@ def run_level2(submission, checks: list[Check], timeout,
     """Run ``checks`` on ``submission``: one harness per scenario, side by side for a source."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from graders.sandbox.engine import harness_for
+    from graders.grading.observers import harness_for
 
     scenarios = list(dict.fromkeys(c.scenario for c in checks))
 

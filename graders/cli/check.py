@@ -8,7 +8,7 @@ way), 2 for bad input, and 3 when none failed but some could not run on this mac
 why and how to get it checked; its points are pending, not lost).
 
 Where this machine cannot run grading's sandbox, the checks run on the best observer it has
-(strace alone, else the in-process recorder: :func:`graders.sandbox.engine.observer`) and the
+(strace alone, else the in-process recorder: :func:`graders.grading.observers.observer`) and the
 table says so in one line.
 
 ``NOTEBOOK`` is a path, or just the notebook's name (``02_two_latent_failures``, with or without
@@ -138,7 +138,7 @@ def check_notebook(path: Path, *, timeout: float | None = None):
     results = grade_submission(source, notebook, include_hidden=False, timeout=timeout,
                                allow_fallback=True)
     hidden = [c for c in checks_for(notebook) if c.hidden]
-    from graders.sandbox.engine import observer_note
+    from graders.grading.observers import observer_note
 
     notes = [f"Your written answer {grade_id} ({points:g} points, marked by hand) is still "
              "empty: write it in the notebook before you submit."

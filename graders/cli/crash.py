@@ -47,7 +47,7 @@ def _scenarios(names: list[str] | None) -> list[str]:
 
 
 def _verdicts(harness, scenario: str, point_ids: list[str] | None):
-    from graders.inprocess.harness import HarnessError
+    from graders.inprocess.support import HarnessError
     from graders.judge.checkpoint_rules import check
 
     if not point_ids:
@@ -90,7 +90,7 @@ def _table(verdicts) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run the crash matrix on ``args.file``; print the verdicts; 0 if all passed."""
-    from graders.inprocess.harness import DEFAULT_TIMEOUT, Harness
+    from graders.grading.forked import DEFAULT_TIMEOUT, Harness
     from graders.submission import Submission
 
     path = Path(args.file)

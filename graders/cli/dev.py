@@ -147,8 +147,8 @@ def run(args: argparse.Namespace) -> int:
     """Check every exercise; exit 1 on any mismatch."""
     from graders.checks import NOTEBOOKS
     from graders.cli import UsageError
+    from graders.grading.observers import grading_problem
     from graders.nbgrader_plumbing.build import stale_exercises
-    from graders.sandbox.engine import grading_problem
 
     problem = grading_problem()
     if problem:

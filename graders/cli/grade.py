@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
 def _check_arguments(args: argparse.Namespace) -> None:
     """Refuse (UsageError) what cannot be graded: no sandbox, bad --jobs, --course or --csv."""
     from graders.cli import UsageError
-    from graders.sandbox.engine import MODE_ENV, grading_problem
+    from graders.grading.observers import MODE_ENV, grading_problem
 
     if args.no_sandbox:
         os.environ[MODE_ENV] = "off"  # the grading workers inherit it

@@ -192,7 +192,7 @@ def grade_folder(folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
     counts the visible checks only.
     """
     from graders.checks import NOTEBOOKS, checks_for
-    from graders.sandbox.engine import grading_problem
+    from graders.grading.observers import grading_problem
 
     started = time.monotonic()
     tests: list[dict[str, Any]] = []

@@ -6,7 +6,7 @@ happened, line by line with unbuffered ``os.write``, into files in its harness d
 record survives the child's SIGKILL. The deciding process reads those files and the disk.
 
 The instrumentation is :mod:`graders.inprocess.recorder`; waiting for the children and killing
-them is :mod:`graders.inprocess.waiting` (its names are re-exported here).
+them is :mod:`graders.inprocess.waiting`.
 
 POSIX only (fork, SIGKILL, RLIMIT_FSIZE, SIGXFSZ).
 """
@@ -21,9 +21,8 @@ import sys
 import warnings
 
 from graders.inprocess import recorder as _recorder
-from graders.inprocess.files import CHECKPOINT, EVENTS, LEDGER, STDERR, STDOUT
 from graders.inprocess.recorder import Recorder
-from graders.inprocess.waiting import run_children, wait_child
+from graders.inprocess.support import STDERR, STDOUT
 
 # Bound now, before any submission code runs, so a submission that patches ``os``, ``sys`` or
 # ``signal`` in the runner cannot change what the harness does.
@@ -37,8 +36,7 @@ _chdir = os.chdir
 _signal = signal.signal
 _addaudithook = sys.addaudithook
 
-__all__ = ["CHECKPOINT", "EVENTS", "LEDGER", "STDOUT", "STDERR", "fork_child", "wait_child",
-           "run_children", "summarize_exception", "Kit"]
+__all__ = ["fork_child", "summarize_exception", "Kit"]
 
 # The harness's own code in a child: an exception whose last frame is here is the grader's fault.
 _HARNESS_FILES = frozenset({__file__, _recorder.__file__})
@@ -157,9 +155,10 @@ def fork_child(namespace: dict, scenario, plan: dict, cwd: str, hdir: str, *, fi
     ``save_checkpoint`` replaced, in the child only, by a counting wrapper around
     ``namespace["save_checkpoint"]`` (or ``functions[1]``).
 
-    With ``own_group`` the child leads its own process group, which :func:`wait_child` kills
-    after it ends (in-process mode: this process's own group is a kernel's). Without it the
-    child stays in the runner's group, which the harness kills when it closes.
+    With ``own_group`` the child leads its own process group, which
+    :func:`graders.inprocess.waiting.wait_child` kills after it ends (in-process mode: this
+    process's own group is a kernel's). Without it the child stays in the runner's group, which
+    the harness kills when it closes.
     """
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -2,7 +2,7 @@
 Observation`: the child's working directory (``checkpoint.json`` and what lies beside it) and
 its harness directory (the event and ledger files, its output).
 
-This is the forking harness's side (:mod:`graders.inprocess.harness`): the judge itself reads
+This is the forking harness's side (:mod:`graders.inprocess.forking`): the judge itself reads
 no files. Nothing here runs student code.
 """
 
@@ -14,8 +14,9 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from graders.inprocess.files import EVENTS, LEDGER, STDERR, STDOUT
-from graders.judge.observation import Observation, SaveRecord, describe_error
+from graders.inprocess.support import EVENTS, LEDGER, STDERR, STDOUT
+from graders.judge.observation import Observation, SaveRecord
+from graders.load_errors import describe_error
 from graders.loop.protocol import CHECKPOINT
 from graders.text import file_tail
 

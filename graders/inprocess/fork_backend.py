@@ -10,8 +10,9 @@ import os
 from typing import Any
 
 from graders.inprocess import child as _child
-from graders.inprocess.arguments import scenario_of
-from graders.inprocess.runner import _warm_up
+from graders.inprocess.runner import warm_up
+from graders.inprocess.support import scenario_of
+from graders.inprocess.waiting import run_children
 from graders.submission import Submission
 
 __all__ = ["ForkBackend"]
@@ -35,7 +36,7 @@ class ForkBackend:
         if scenario not in self.scenarios:
             self.scenarios[scenario] = scenario_of(scenario)
             try:
-                _warm_up(self.scenarios[scenario])
+                warm_up(self.scenarios[scenario])
             except Exception:  # noqa: BLE001 - only an optimisation
                 pass
         kit = _child.Kit(self.scenarios[scenario])
@@ -48,7 +49,7 @@ class ForkBackend:
                                      filenames=self.filenames, functions=functions,
                                      own_group=True)
 
-        for plan, status in _child.run_children(start, plans, timeout, jobs):
+        for plan, status in run_children(start, plans, timeout, jobs):
             yield plan["id"], status
 
     def close(self) -> None:

@@ -24,9 +24,9 @@ import time
 import traceback
 
 from graders.inprocess.patching import Output, recording
-from graders.inprocess.posix_support import scratch_dir
 from graders.inprocess.run_state import ProcessExit, RunState, Stop
 from graders.inprocess.scratch import Scratch
+from graders.inprocess.support import scratch_dir
 from graders.judge.recording import Recording, Snapshot
 from graders.sandbox.calls import CallServer
 

@@ -15,7 +15,7 @@ import json
 import os
 import signal
 
-from graders.inprocess.files import CHECKPOINT, EVENTS, LEDGER
+from graders.inprocess.support import CHECKPOINT, EVENTS, LEDGER
 
 # Bound now, before any submission code runs, so a submission that patches ``os``, ``json`` or
 # ``signal`` in the runner cannot change what the harness does.

@@ -24,6 +24,8 @@ import sys
 import types
 
 from graders.inprocess import child as _child
+from graders.inprocess.waiting import run_children
+from graders.load_errors import REQUIRED
 
 _ASYNC = 0x80 | 0x200  # CO_COROUTINE | CO_ASYNC_GENERATOR (inspect costs 20 ms to import)
 _loads = json.loads
@@ -48,7 +50,7 @@ def _load_scenario(load_scenario, name: str):
             setattr(json, attr, value)
 
 
-def _warm_up(scenario) -> None:
+def warm_up(scenario) -> None:
     """Run the scenario's script once here, so every forked child starts with warm caches."""
     messages = scenario.conversation()
     call_model, execute_tool = scenario.model(), scenario.executor()
@@ -95,7 +97,7 @@ def load(source: str, filename: str, name: str) -> tuple[dict | None, dict]:
     except BaseException as exc:  # noqa: BLE001 - anything their top level raises, SystemExit too
         return None, {"ok": False, "stage": "import",
                       "error": _child.summarize_exception(exc, {filename})}
-    missing = [f for f in ("save_checkpoint", "run_agent") if f not in namespace]
+    missing = [f for f in REQUIRED if f not in namespace]
     if missing:
         return None, {"ok": False, "stage": "missing", "missing": missing}
     not_callable = [f for f in ("save_checkpoint", "run_agent") if not callable(namespace[f])]
@@ -150,7 +152,7 @@ def _serve(request, op, namespace, filename, scenarios, load_scenario, in_fd, ou
     if name not in scenarios:
         scenarios[name] = _load_scenario(load_scenario, name)
         try:
-            _warm_up(scenarios[name])
+            warm_up(scenarios[name])
         except Exception:  # noqa: BLE001 - only an optimisation; the children will tell
             pass
         gc.freeze()  # children inherit these objects without the collector touching their pages
@@ -165,8 +167,8 @@ def _serve(request, op, namespace, filename, scenarios, load_scenario, in_fd, ou
                                  filenames=(filename,), source_lines=lines,
                                  close_fds=(in_fd, out_fd))
 
-    for plan, status in _child.run_children(start, request["plans"], float(request["timeout"]),
-                                            int(request.get("jobs", 1))):
+    for plan, status in run_children(start, request["plans"], float(request["timeout"]),
+                                     int(request.get("jobs", 1))):
         _send(out_fd, {"id": plan["id"], "status": status})
     _send(out_fd, {"done": True})
     return namespace, filename

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from graders.inprocess.errors import HarnessError, RunnerDied
+from graders.inprocess.support import HarnessError, RunnerDied
 from graders.submission import Submission
 from graders.text import file_tail
 

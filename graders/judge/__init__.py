@@ -1,6 +1,7 @@
 """The judge: turn a recorded run into crash states and verdicts. Pure: it runs no student code,
-reads no files, and imports nothing from the untrusted side (:mod:`graders.inprocess`,
-:mod:`graders.sandbox`), the exercises' checks, nbgrader or the network (a test holds it to that).
+reads no files, and loads nothing of the observers (:mod:`graders.inprocess`,
+:mod:`graders.sandbox`), the grading layer that drives them (:mod:`graders.grading`), the
+exercises' checks, nbgrader or the network (a test follows every import to hold it to that).
 
 From the recording to the crash states: ``recording`` (what a run left the grader), ``trace``
 (strace's lines as operations), ``call_markers`` (which trace marker is which call the grader

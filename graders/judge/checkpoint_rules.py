@@ -31,10 +31,10 @@ from graders.judge.check_state import (
     script_of,
     skipped_verdict,
 )
-from graders.judge.checkpoint_problems import PROBLEMS
 from graders.judge.crash_check import CrashCheck
 from graders.judge.crash_points import NO_CRASH, CrashPoint
 from graders.judge.observation import Observation
+from graders.judge.problems import PROBLEMS
 from graders.judge.verdict import Verdict
 from graders.text import plural
 

@@ -14,8 +14,8 @@ from graders.judge.moments import bytes_kept, in_save, rename_label, save_label
 from graders.judge.observation import Observation, SaveRecord
 from graders.loop.protocol import CHECKPOINT
 
-__all__ = ["CrashPoint", "KINDS", "derive_points", "point_from_id", "NO_CRASH", "tear_limit",
-           "PADDING"]
+__all__ = ["CrashPoint", "KINDS", "derive_points", "point_from_id", "point_kind", "NO_CRASH",
+           "tear_limit", "PADDING"]
 
 NO_CRASH = "no_crash"
 #: Every kind of crash point, in the order their ids are documented (``restart`` and
@@ -179,3 +179,11 @@ def point_from_id(point_id: str) -> CrashPoint:
         raise ValueError(f"{point_id!r} is not a crash point id (e.g. killed_during_tool_2, "
                          "torn_write_save_3, no_crash)")
     return CrashPoint(point_id, kind, index, labels[head])
+
+
+def point_kind(point_id: str) -> str:
+    """The kind a crash point id starts with (``"killed_during_tool"``), or ``"unknown"``."""
+    for kind in sorted(KINDS, key=len, reverse=True):
+        if point_id.startswith(kind):
+            return kind
+    return "unknown"

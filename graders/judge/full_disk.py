@@ -16,13 +16,13 @@ from typing import Any
 
 from graders.judge.budget import OverBudget
 from graders.judge.matrix import build_matrix
-from graders.judge.observation import describe_error
 from graders.judge.recording import Recording
 from graders.judge.restarts import disk_after, unreadable
 from graders.judge.run_problems import run_problems
 from graders.judge.verdict import Verdict
 from graders.judge.verdicts import load_message
-from graders.loop.conversation import tool_results
+from graders.load_errors import describe_error
+from graders.loop.resume_report import tool_results
 
 __all__ = ["FULL_DISK", "fill_call", "judge_full_disk"]
 

@@ -19,11 +19,12 @@ from graders.judge.budget import check_replay_budget
 from graders.judge.call_markers import IncompleteRecording, number_markers
 from graders.judge.crash_points import NO_CRASH, CrashPoint
 from graders.judge.moments import Moment, moment_words, rename_label, save_label
-from graders.judge.observation import Observation, SaveRecord, describe_error
+from graders.judge.observation import Observation, SaveRecord
 from graders.judge.recording import Recording, Snapshot
 from graders.judge.replay import replay
 from graders.judge.run_problems import run_problems
 from graders.judge.trace import Op, parse_trace
+from graders.load_errors import describe_error
 
 __all__ = ["Matrix", "build_matrix", "PointMoments", "IncompleteRecording"]
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from graders.loop.protocol import CHECKPOINT
 
-__all__ = ["Observation", "SaveRecord", "describe_error"]
+__all__ = ["Observation", "SaveRecord"]
 
 
 @dataclass
@@ -148,19 +148,3 @@ class Observation:
         data = dict(data)
         data["saves"] = [SaveRecord(**s) for s in data.get("saves", [])]
         return cls(**data)
-
-
-def describe_error(error: dict[str, Any] | None) -> str:
-    """``ValueError: bad (line 12 of your code: `x = y`)`` for an exception summary (``where``,
-    when the error has it, names the part of the submission instead of "your code")."""
-    if not error:
-        return "an error"
-    text = error.get("type", "Exception")
-    if error.get("message"):
-        text += f": {error['message']}"
-    if error.get("line"):
-        where = f"line {error['line']} of {error.get('where') or 'your code'}"
-        if error.get("code"):
-            where += f": `{error['code']}`"
-        text += f" ({where})"
-    return text

@@ -34,12 +34,8 @@ from graders.judge.check_state import (
 from graders.judge.crash_points import NO_CRASH, CrashPoint
 from graders.judge.observation import Observation
 from graders.judge.parallel_check import ParallelCheck, tools_words
-from graders.judge.parallel_problems import (
-    IN_FLIGHT_PROBLEMS,
-    KEPT_PROBLEMS,
-    MESSAGE_PROBLEMS,
-    PROBLEMS,
-)
+from graders.judge.problems import IN_FLIGHT_PROBLEMS, KEPT_PROBLEMS, MESSAGE_PROBLEMS
+from graders.judge.problems import PARALLEL_PROBLEMS as PROBLEMS
 from graders.judge.verdict import Verdict
 from graders.text import plural
 
@@ -298,7 +294,7 @@ def check(obs: Observation, scenario, point: CrashPoint | str | None = None) -> 
 
     Same arguments and result as :func:`graders.judge.checkpoint_rules.check`; the checkpoint is
     held to the list shape of ``pendingToolUse`` described in this module's docstring. Pass it as
-    the ``checker`` of :func:`graders.judge.verdicts.judge` or of
-    :class:`graders.sandbox.harness.TracedHarness`.
+    the ``rules`` of :func:`graders.judge.verdicts.judge` or of
+    :class:`graders.grading.recorded.TracedHarness`.
     """
     return _Check.judging(obs, scenario, point).run()

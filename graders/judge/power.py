@@ -64,7 +64,7 @@ def _describe_state(state: PowerState, current: bytes | None, *, exact: bool = T
 def judge_power(matrix, scenario, check) -> list:
     """One verdict per power-cut crash point of ``matrix`` (a :class:`Matrix` of one run).
 
-    Every state a power cut may leave at each moment is judged by ``check`` (the kill checker:
+    Every state a power cut may leave at each moment is judged by ``check`` (the kill rules:
     does resume find a complete save that accounts for every tool that had started?). A failure
     is put down to the data (``data_not_synced``: the bytes of the renamed file were not on disk)
     or to the directory (``rename_not_synced``: the rename was not), so that each check judges

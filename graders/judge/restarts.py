@@ -25,14 +25,14 @@ from graders.judge.crash_points import NO_CRASH, CrashPoint
 from graders.judge.disk_model import ROOTS
 from graders.judge.matrix import Matrix, build_matrix
 from graders.judge.moments import Moment
-from graders.judge.observation import describe_error
 from graders.judge.recording import Recording
 from graders.judge.replay_model import ReplayModel
 from graders.judge.run_problems import run_problems
 from graders.judge.verdict import Verdict
 from graders.judge.verdicts import load_message
-from graders.loop.conversation import tool_results
+from graders.load_errors import describe_error
 from graders.loop.protocol import SIX_FIELDS
+from graders.loop.resume_report import tool_results
 from graders.text import plural
 
 __all__ = ["RestartPlan", "restart_plans", "judge_restart", "RESTART", "disk_after",
@@ -71,7 +71,7 @@ def _names_used(matrix: Matrix) -> dict[str, int]:
     return uses
 
 
-def restart_plans(matrix: Matrix, scenario, checker) -> list[RestartPlan]:
+def restart_plans(matrix: Matrix, scenario, rules) -> list[RestartPlan]:
     """One restart per distinct set of leftovers (their names; names one save alone used count
     as one): the first crash state of that set whose one-shot verdict passed, preferring one
     where no leftover is empty (a file appended to or refused by name fails either way)."""
@@ -89,7 +89,7 @@ def restart_plans(matrix: Matrix, scenario, checker) -> list[RestartPlan]:
         full = [c for c in candidates if 0 not in c[1].listing.values()]
         for pm, moment in full + [c for c in candidates if c not in full]:
             obs = matrix.observation(pm, moment)
-            if obs.parse_error is None and checker(obs, scenario, pm.point).passed:
+            if obs.parse_error is None and rules(obs, scenario, pm.point).passed:
                 plans.append(RestartPlan(pm.point, moment, dict(moment.listing),
                                          _files_at(matrix, moment), obs.state, len(plans) + 1))
                 break

@@ -12,7 +12,7 @@ from graders.judge.recording import Recording
 __all__ = ["UNOBSERVED", "CHANNEL", "run_problems"]
 
 #: Problem codes of the traced grader, beside the judge's own
-#: (graders.judge.checkpoint_rules.PROBLEMS).
+#: (graders.judge.problems.PROBLEMS).
 UNOBSERVED = "unobserved_write"
 CHANNEL = "grader_channel"
 

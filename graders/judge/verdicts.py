@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 
+from graders import load_errors
 from graders.judge.budget import OverBudget, over_budget_message
 from graders.judge.checkpoint_rules import check, load_error_verdict
 from graders.judge.crash_points import NO_CRASH
 from graders.judge.matrix import Matrix, build_matrix
 from graders.judge.moments import in_save, moment_words
-from graders.judge.observation import describe_error
 from graders.judge.recording import Recording
 from graders.judge.run_problems import CHANNEL, UNOBSERVED, run_problems
 from graders.judge.verdict import LOAD_POINT, Verdict
@@ -34,30 +34,16 @@ def load_message(rec: Recording) -> str | None:
         return over_budget_message(rec.over_budget)
     if rec.ended != "not_loaded":
         if rec.ended in ("hung", "died") and not rec.loaded:
-            if rec.ended == "hung":
-                return ("Your code was still running when its time was up, before run_agent was "
-                        "ever called: something at the top level never finishes (an infinite "
-                        "loop, or a call that waits for input). Keep top-level code to "
-                        "definitions.")
-            return ("Your code ended the process while it was being loaded, before run_agent "
-                    "was ever called: remove the top-level call that ends it (os._exit, "
-                    "sys.exit, a signal).")
+            return (load_errors.hung_while_loading() if rec.ended == "hung"
+                    else load_errors.died_while_loading())
         return None
     load = rec.load or {}
     if load.get("missing"):
-        names = " and ".join(f"`{m}`" for m in load["missing"])
-        verb = "is" if len(load["missing"]) == 1 else "are"
-        return (f"{names} {verb} not defined at the top level of your code: the grader calls "
-                "`run_agent(task, tools, call_model, execute_tool)`, and `run_agent` saves "
-                "through `save_checkpoint(state)`.")
+        return load_errors.missing(load["missing"])
     error = load.get("error") or {}
     if error.get("type") == "SystemExit":
-        return ("Your code called sys.exit() while it was being loaded, before run_agent was "
-                "ever called. Top-level code runs once when the file is loaded: keep it to "
-                "definitions.")
-    return (f"Your code raised {describe_error(error)} while it was being loaded, before "
-            "run_agent was ever called. Top-level code runs once when the file is loaded: keep "
-            "it to definitions.")
+        return load_errors.exit_while_loading()
+    return load_errors.raised_while_loading(error)
 
 
 def _label(point, moment) -> str:
@@ -70,12 +56,12 @@ def _label(point, moment) -> str:
 
 
 def judge(rec: Recording, scenario, kinds=None, *,
-          checker=check) -> tuple[list[Verdict], Matrix | None]:
+          rules=check) -> tuple[list[Verdict], Matrix | None]:
     """Check every moment of every crash point of ``rec`` (of ``kinds``, if given).
 
     Returns the verdicts in timeline order (a crash point fails at its first moment that fails)
-    and the matrix they came from (None when the submission could not be loaded). ``checker``
-    judges one moment: ``checker(observation, scenario, crash_point) -> Verdict`` (by default
+    and the matrix they came from (None when the submission could not be loaded). ``rules``
+    judge one moment: ``rules(observation, scenario, crash_point) -> Verdict`` (by default
     :func:`graders.judge.checkpoint_rules.check`; an exercise with other rules, such as several tool
     calls in one turn, passes its own).
     """
@@ -102,7 +88,7 @@ def judge(rec: Recording, scenario, kinds=None, *,
                 continue
             seen.add(disk)
             point = dataclasses.replace(pm.point, label=_label(pm.point, moment))
-            verdict = checker(matrix.observation(pm, moment), scenario, point)
+            verdict = rules(matrix.observation(pm, moment), scenario, point)
             checked += 1
             if chosen is None or (chosen.passed and not verdict.passed):
                 chosen = verdict

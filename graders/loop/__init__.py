@@ -5,9 +5,8 @@ never a file of the repository), the lessons show it, and the judge holds saves 
 
 - `graders.loop.protocol`: the six fields and the checkpoint's file name.
 - `graders.loop.lesson_loop`: the lesson's ``run_agent`` and atomic ``save_checkpoint``.
-- `graders.loop.resume`: the reference resume, in steps: `resume_reading` (read and parse),
-  `resume_fields` (the version and one check per field), `resume_run` (run on),
-  `resume_report` (what it found), `conversation` (tool calls and results in ``messages``).
+- `graders.loop.resume`: the reference resume (read, the version and one check per field, run
+  on); `graders.loop.resume_report`: what it found, and what it reads off a conversation.
 - `graders.loop.restart`: what a restarted process runs after a kill: resume as a loop that
   saves, through the submission's ``save_checkpoint``.
 """

@@ -12,5 +12,5 @@ grade without running student code in a kernel, the batch pool, and what a grade
 - grading a folder of submissions: ``submissions`` (regular files only, capped),
   ``grading_pool``, ``grading_worker`` (a time limit per student), ``gradebook`` (the scores and
   the checks' records), ``score_report`` (the class summary, each student's table, the CSV; all
-  from the records) (``batch`` imports them all from one place).
+  from the records).
 """

@@ -6,8 +6,7 @@
 - :class:`RunNothing` (``autograde``, in place of Execute): runs no cell at all. The student's
   code runs only in the sandbox (:mod:`graders.sandbox`), never in a kernel of the grading
   user's, so nothing it does at grading time can reach the course, the gradebook or other
-  students. :class:`GuardedExecute` (nbgrader's Execute, made safe from a broken kernel) stays
-  for course directories built before.
+  students.
 - :class:`JoinSplitCells` (autograde's sanitize step, before nbgrader's ``DeduplicateIds``): joins
   the cells that share one grade_id (JupyterLab's *Split Cell*), in notebook order
   (:mod:`graders.nbgrader_plumbing.split_cells`).
@@ -26,12 +25,10 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import traceback
-from typing import Any
 
-from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
 from nbgrader import utils
-from nbgrader.preprocessors import ClearSolutions, Execute, NbGraderPreprocessor, OverwriteCells
+from nbgrader.preprocessors import ClearSolutions, NbGraderPreprocessor, OverwriteCells
 from traitlets import Float, List, Unicode
 
 from graders.nbgrader_plumbing.cells import (
@@ -41,11 +38,10 @@ from graders.nbgrader_plumbing.cells import (
 )
 from graders.nbgrader_plumbing.split_cells import JoinSplitCells
 
-__all__ = ["ReleaseStarter", "RestoreTestCells", "JoinSplitCells", "RunNothing", "GuardedExecute",
-           "StartVerdicts", "WriteVerdicts"]
+__all__ = ["ReleaseStarter", "RestoreTestCells", "JoinSplitCells", "RunNothing", "StartVerdicts",
+           "WriteVerdicts"]
 
 _VERDICTS = "checkpoint_lab_verdicts"
-_KERNEL_NOTE = "checkpoint_lab_kernel_note"
 _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="verdicts")
 
 MARK_SCHEME_BEGIN = "=== BEGIN MARK SCHEME ==="
@@ -137,10 +133,6 @@ SELF_CHECK_NOTE = (
     "computed outside your kernel from the code in your answer cells.\n")
 
 
-def _error_output(ename: str, text: str) -> NotebookNode:
-    return NotebookNode(output_type="error", ename=ename, evalue=text, traceback=[text])
-
-
 NOT_RUN_NOTE = (
     "Not run when your work is graded: grading never runs your notebook. It takes the code of "
     "your answer cells and runs it in a sandbox, killing it at every moment that matters; the "
@@ -177,63 +169,6 @@ class RunNothing(NbGraderPreprocessor):
             else:
                 cell.outputs = []
         return nb, resources
-
-
-class GuardedExecute(Execute):
-    """nbgrader's Execute, minus the autograded test cells, and safe from a broken kernel.
-
-    The autograded test cells are not run in the student's kernel: :class:`WriteVerdicts`
-    replaces their outputs with verdicts computed outside it. Nor are the cells named in
-    ``not_run_at_grading`` (the self-check), which would only show in-kernel results that the
-    student's code can forge; they get a note saying so. When the kernel dies (``os._exit``,
-    a crash) or a cell never finishes (even after an interrupt), the cells after it are not run
-    and say why; the notebook is still graded instead of dropped.
-    """
-
-    not_run_at_grading = List(
-        Unicode(),
-        help="grade_ids of cells that only show in-kernel results to the student (the "
-        "self-check table): at grading time they are not run, and say why",
-    ).tag(config=True)
-
-    def preprocess(self, nb: NotebookNode, resources: Any = None, km: Any = None):
-        self._stopped: str | None = None
-        self._test_cells = {id(cell) for cell in autograded_test_cells(nb)}
-        return super().preprocess(nb, resources, km)
-
-    def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int):
-        if cell.cell_type != "code" or id(cell) in self._test_cells:
-            return cell, resources
-        if self._stopped:
-            cell.outputs = [_error_output("NotRun", f"Not run: {self._stopped}")]
-            return cell, resources
-        if cell.metadata.get("nbgrader", {}).get("grade_id") in self.not_run_at_grading:
-            cell.outputs = [NotebookNode(output_type="stream", name="stdout", text=SELF_CHECK_NOTE)]
-            return cell, resources
-        try:
-            cell, resources = super().preprocess_cell(cell, resources, index)
-        except DeadKernelError:
-            self._stop(resources, f"the kernel died while cell {index + 1} ran (os._exit, or a "
-                       "crash of the Python process).")
-            cell.outputs.append(_error_output("KernelDied", "The kernel died while this cell ran "
-                                              "(os._exit, or a crash of the Python process)."))
-        except CellTimeoutError:
-            self._stop(resources, f"cell {index + 1} was still running after {self.timeout} s "
-                       "and did not stop when interrupted (an infinite loop?).")
-            cell.outputs.append(_error_output(
-                "CellTimeoutError", f"This cell was still running after {self.timeout} s and "
-                "did not stop when interrupted (an infinite loop?)."))
-        else:
-            if any(o.get("ename") == "CellTimeoutError" for o in cell.get("outputs", [])):
-                self._stop(resources, f"cell {index + 1} was still running after "
-                           f"{self.timeout} s (an infinite loop?).")
-        return cell, resources
-
-    def _stop(self, resources: dict, why: str) -> None:
-        self._stopped = why
-        self.shutdown_kernel = "immediate"
-        resources[_KERNEL_NOTE] = why
-        self.log.warning("Stopped running the notebook: %s", why)
 
 
 def _notebook_name(resources: dict) -> str:

@@ -1,10 +1,10 @@
-"""The untrusted side: start a submission in a sandbox, serve its calls, record what it does.
+"""The untrusted side when grading: start a submission in a sandbox, serve its calls, record it.
 
-It never judges: :func:`record` returns a :class:`~graders.judge.Recording` of facts gathered
-from outside the submission's processes, and :mod:`graders.judge` turns that into verdicts.
-``_bootstrap`` runs inside; ``framing`` and ``calls`` read and answer its frames, ``session``
-runs one sandboxed run, ``full_disk`` fills its disk from outside, ``extra_runs`` makes the
-restarts and the full-disk run beside the recorded one.
+It never judges: :func:`record` returns a :class:`~graders.judge.recording.Recording` of facts
+gathered from outside the submission's processes (the judge's plain data type, the only thing of
+the judge it imports), and the grading layer (:mod:`graders.grading`) hands it to
+:mod:`graders.judge`. ``_bootstrap`` runs inside; ``framing`` and ``calls`` read and answer its
+frames, ``session`` runs one sandboxed run, ``fill_disk`` fills its disk from outside.
 """
 
 from graders.sandbox.box import find_tools, observer_problem, sandbox_problem

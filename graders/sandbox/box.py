@@ -34,7 +34,7 @@ import graders.sandbox.uid_tier as uid_tier
 import graders.sandbox.uids as uids
 
 __all__ = ["Tools", "Tier", "find_tools", "tier", "sandbox_problem", "observer_problem",
-           "command", "LIMITS", "WORK", "TMP", "GRADER", "TRACE_CAP"]
+           "command", "scratch_root", "LIMITS", "WORK", "TMP", "GRADER", "TRACE_CAP"]
 
 #: Where things are inside the sandbox (and what the judge's model calls them in every tier).
 WORK = "/work"
@@ -99,6 +99,18 @@ def find_tools() -> Tools:
     """What this machine has."""
     return Tools(shutil.which("strace"), shutil.which("bwrap"), shutil.which("prlimit"),
                  shutil.which("setpriv"))
+
+
+def scratch_root() -> str | None:
+    """Where a run's folder goes: tmpfs (/dev/shm) when it has room, else the temp folder."""
+    shm = "/dev/shm"
+    try:
+        st = os.statvfs(shm)
+        if st.f_bavail * st.f_frsize > (256 << 20) and os.access(shm, os.W_OK | os.X_OK):
+            return shm
+    except (OSError, AttributeError):
+        pass
+    return None
 
 
 def observer_problem(tools: Tools | None = None) -> str | None:

@@ -28,8 +28,8 @@ import graders.sandbox.uids as uids
 from graders.judge.recording import Recording, Snapshot
 from graders.sandbox.box import TMP, TRACE_CAP, WORK, command, find_tools
 from graders.sandbox.calls import CallServer
+from graders.sandbox.fill_disk import limit_file_size
 from graders.sandbox.framing import FrameReader
-from graders.sandbox.full_disk import limit_file_size
 from graders.sandbox.snapshots import listing, read_safely
 
 __all__ = ["Session", "TRACE_BUDGET"]
@@ -40,17 +40,6 @@ _OUTPUT_TAIL = 4000
 #: budget, the submission's own failure (one submission once took a grading worker to 8 GB).
 TRACE_BUDGET = 24 << 20
 _BOOTSTRAP = Path(__file__).with_name("_bootstrap.py")
-
-
-def _scratch_root() -> str | None:
-    shm = "/dev/shm"
-    try:
-        st = os.statvfs(shm)
-        if st.f_bavail * st.f_frsize > (256 << 20) and os.access(shm, os.W_OK | os.X_OK):
-            return shm
-    except (OSError, AttributeError):
-        pass
-    return None
 
 
 class Session:
@@ -67,7 +56,7 @@ class Session:
         self.tier = chosen if isinstance(chosen, box.Tier) else None
         self.uid_tier = self.tier is not None and self.tier.name == "uid"
         # 0700 (mkdtemp's own mode): no other user reaches the submission or its trace
-        root = self.tier.work_root if self.uid_tier else _scratch_root()
+        root = self.tier.work_root if self.uid_tier else box.scratch_root()
         self.run_dir = Path(tempfile.mkdtemp(prefix="checkpoint-lab-run-", dir=root))
         grader = self.run_dir / "grader"
         grader.mkdir()
@@ -88,7 +77,7 @@ class Session:
         self.frames = FrameReader(self.rec.protocol)
         self.child_pid: int | None = None
         self.outputs = {"stdout": b"", "stderr": b""}
-        self.held = None
+        self.held = self.proc = self.sock = self.info_r = None
 
     # -- the process -----------------------------------------------------------------------
 
@@ -245,7 +234,7 @@ class Session:
 
         How: the file-size limit (RLIMIT_FSIZE) of every process of the submission is lowered,
         from outside, to half the size of checkpoint.json at that moment
-        (:mod:`graders.sandbox.full_disk`). A write that crosses it writes what fits and returns
+        (:mod:`graders.sandbox.fill_disk`). A write that crosses it writes what fits and returns
         a short count, and the next one fails (EFBIG; Python ignores the SIGXFSZ that comes with
         it), exactly as a full disk cuts a write short and then fails (ENOSPC). Why not fill the
         sandbox's tmpfs: a file-size limit works the same in every grading tier (the
@@ -265,7 +254,8 @@ class Session:
 
     def stop(self) -> None:
         """End every process of the run, close what is open, and fill in the recording."""
-        if getattr(self, "proc", None) is None:  # it never started
+        if self.proc is None:  # it never started: close what start opened
+            self._close_channel()
             self._remove_folders()
             return
         # an observer running as the submission's uid may have been killed by it
@@ -274,8 +264,7 @@ class Session:
                            and self.proc.returncode != -signal.SIGXFSZ)
         self._end_processes()
         self._drain_outputs()
-        self.sock.close()
-        os.close(self.info_r)
+        self._close_channel()
         self._finish_recording()
         if observer_killed:
             self.rec.ended = "died"
@@ -287,6 +276,12 @@ class Session:
             # gone with the run, as the bubblewrap tier's tmpfs mounts are
             uid_tier.remove_leftovers(self.held.uid)
         self._remove_folders()
+
+    def _close_channel(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+        if self.info_r is not None:
+            os.close(self.info_r)
 
     def _remove_folders(self) -> None:
         if self.held is not None:

@@ -25,13 +25,13 @@ import functools
 import os
 import subprocess
 
+from graders.grading.recorded import RecordedHarness, StraceHarness, TracedHarness
 from graders.sandbox import box
 from graders.sandbox.box import observer_problem, sandbox_problem
-from graders.sandbox.harness import TracedHarness
 from graders.sandbox.serve import SandboxUnavailable
 
-__all__ = ["MODE_ENV", "OBSERVER_ENV", "OBSERVERS", "harness_for", "grading_problem",
-           "observer", "observer_note", "strace_problem", "SELF_CHECK_NOTE"]
+__all__ = ["MODE_ENV", "sandboxed", "OBSERVER_ENV", "OBSERVERS", "NOTES", "harness_for",
+           "grading_problem", "observer", "observer_note", "strace_problem"]
 
 MODE_ENV = "CHECKPOINT_LAB_SANDBOX"
 OBSERVER_ENV = "CHECKPOINT_LAB_OBSERVER"
@@ -46,15 +46,15 @@ NOTES = {
                   "while the course recorded its file operations; every crash state was built "
                   "from that record, as grading builds them."),
 }
-#: Kept for code that imported it: the in-process recorder's line.
-SELF_CHECK_NOTE = NOTES["inprocess"]
 
 
 def _mode() -> str:
     return os.environ.get(MODE_ENV, "on").strip().lower()
 
 
-def _sandboxed() -> bool:
+def sandboxed() -> bool:
+    """Whether runs go in the sandbox: the one reading of ``CHECKPOINT_LAB_SANDBOX`` (``off``,
+    ``0``, ``no``, ``false`` and ``selfcheck`` say no, in any case)."""
     return _mode() not in ("off", "0", "no", "false", "selfcheck")
 
 
@@ -62,7 +62,7 @@ def grading_problem() -> str | None:
     """Why grading cannot run here in the configured mode (one line), or None."""
     if _mode() == "selfcheck":
         return "the self-check's in-process recorder was asked for (CHECKPOINT_LAB_SANDBOX)"
-    return sandbox_problem() if _sandboxed() else observer_problem()
+    return sandbox_problem() if sandboxed() else observer_problem()
 
 
 @functools.lru_cache(maxsize=4)
@@ -92,7 +92,7 @@ def observer() -> str:
         return forced
     if _mode() == "selfcheck":
         return "inprocess"
-    if _sandboxed() and grading_problem() is None:
+    if sandboxed() and grading_problem() is None:
         return "sandbox"
     if strace_problem() is None:
         return "strace"
@@ -104,38 +104,27 @@ def observer_note() -> str | None:
     return NOTES.get(observer())
 
 
-class StraceHarness(TracedHarness):
-    """Strace alone, no sandbox: the run's real working folder is shown to the judge as
-    ``/work`` (its temp folder is the machine's ``/tmp``, another filesystem), by the session,
-    as for ``--no-sandbox`` grading."""
-
-    def __init__(self, submission, *, timeout: float | None = None, checker=None) -> None:
-        super().__init__(submission, timeout=timeout, sandbox=False, checker=checker)
-
-
 def harness_for(submission, timeout: float | None, *, allow_fallback: bool = False,
-                checker=None):
+                rules=None):
     """(harness, note): the harness that runs ``submission`` here, and a line to show, if any.
 
     Grading (``allow_fallback`` False) runs where :func:`grading_problem` allows, else raises
     :class:`SandboxUnavailable`; a self-check (``allow_fallback``) runs on :func:`observer`.
-    Live functions (no source) run in the forking harness of :mod:`graders.inprocess.harness`.
+    ``rules`` is what each crash state is held to (:class:`TracedHarness`). Live functions (no
+    source) run in the forking harness (:class:`graders.grading.forked.Harness`).
     """
     if submission.in_process:
-        from graders.inprocess.harness import DEFAULT_TIMEOUT, Harness
+        from graders.grading.forked import DEFAULT_TIMEOUT, Harness
 
         return Harness(submission, timeout=DEFAULT_TIMEOUT if timeout is None else timeout), None
     if not allow_fallback:
         problem = grading_problem()
         if problem is not None:
             raise SandboxUnavailable(problem)
-        return TracedHarness(submission, timeout=timeout, sandbox=_sandboxed(),
-                             checker=checker), None
+        return TracedHarness(submission, timeout=timeout, sandbox=sandboxed(), rules=rules), None
     chosen = observer()
     if chosen == "sandbox":
-        return TracedHarness(submission, timeout=timeout, checker=checker), None
+        return TracedHarness(submission, timeout=timeout, rules=rules), None
     if chosen == "strace":
-        return StraceHarness(submission, timeout=timeout, checker=checker), NOTES["strace"]
-    from graders.inprocess.recorded_harness import RecordedHarness
-
-    return RecordedHarness(submission, timeout=timeout, checker=checker), NOTES["inprocess"]
+        return StraceHarness(submission, timeout=timeout, rules=rules), NOTES["strace"]
+    return RecordedHarness(submission, timeout=timeout, rules=rules), NOTES["inprocess"]

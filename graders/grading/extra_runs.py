@@ -30,14 +30,15 @@ EXTRA_KINDS = (RESTART, FULL_DISK)
 
 
 def extra_verdicts(source: str, scenario, matrix: Matrix, kinds, *, sandbox: bool,
-                   timeout: float, checker, record: Callable = record) -> list[Verdict]:
+                   timeout: float, rules, record: Callable = record) -> list[Verdict]:
     """The restart verdicts and the full-disk verdict of ``source`` on ``scenario`` (those of
-    ``kinds``), from the crash states of its recorded run ``matrix``; the runs side by side (the
-    work is in their processes: the threads only wait). ``record`` makes each run (the sandbox's
+    ``kinds``), from the crash states of its recorded run ``matrix`` (held to ``rules``, to find
+    the states a restart starts from); the runs side by side (the work is in their processes:
+    the threads only wait). ``record`` makes each run (the sandbox's
     :func:`graders.sandbox.record` unless the first run was recorded another way)."""
     runs: list[Callable[[], Verdict | None]] = []
     if RESTART in kinds:
-        for plan in restart_plans(matrix, scenario, checker):
+        for plan in restart_plans(matrix, scenario, rules):
             runs.append(functools.partial(_restart, record, source, scenario, plan, sandbox,
                                           timeout))
     if FULL_DISK in kinds:
