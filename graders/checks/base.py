@@ -99,6 +99,9 @@ class Exercise:
             given save).
         counts_against: ``counts_against(check, verdict)``: whether a failed verdict fails
             ``check`` (each check judges its own crash points or problems).
+        rules: the judge's rules its crash states are held to (``checker(observation, scenario,
+            point) -> Verdict``, e.g. `graders.judge.parallel_rules.check`); None: the judge's
+            own, `graders.judge.checkpoint_rules.check`.
         fixture_cell: the answer cell a fixture file of ``tests/fixtures/<notebook>/`` stands
             for; None when a fixture is a whole submission (every answer cell).
         gate: the grade_id of a written answer its checks' findings wait for in the student's
@@ -114,6 +117,7 @@ class Exercise:
     live: Callable[[Check, dict], Any]
     program: Callable[[Any], tuple[Any, str | None]]
     counts_against: Callable[[Check, Any], bool] = every_failure_counts
+    rules: Callable[..., Any] | None = None
     fixture_cell: str | None = None
     gate: str | None = None
     hints: str = ""

@@ -128,8 +128,7 @@ def grade_calls_in_one_turn(cells: AnswerCells, checks: list, timeout: float | N
     rules of several calls in one turn; check id -> CheckResult."""
     return grade_recorded(
         cells, checks, timeout, fallback, what="several tool calls in one turn are checked",
-        verdicts_of=lambda harness, scenario: harness.run_matrix(scenario), judge=_judge,
-        checker=parallel_rules.check)
+        verdicts_of=lambda harness, scenario: harness.run_matrix(scenario), judge=_judge)
 
 
 EXERCISE = register(Exercise(
@@ -141,5 +140,6 @@ EXERCISE = register(Exercise(
     live=live_from_cells,
     program=program,
     counts_against=fails_its_own_problems,
+    rules=parallel_rules.check,
     hints=f"{NOTEBOOK}.md",
 ))

@@ -26,23 +26,24 @@ __all__ = ["grade_recorded", "grade_crash_matrix", "run_crash_matrix", "judge_cr
 
 def grade_recorded(cells: AnswerCells, checks: list, timeout: float | None, fallback: bool, *,
                    what: str, verdicts_of: Callable[[TracedHarness, str], list],
-                   judge: Callable[[object, list], CheckResult],
-                   checker=None) -> dict[str, CheckResult]:
+                   judge: Callable[[object, list], CheckResult]) -> dict[str, CheckResult]:
     """Grade ``cells`` on ``checks``: the exercise's program run once per scenario.
 
-    ``verdicts_of(harness, scenario)`` gets the verdicts of one recording; ``judge(check,
+    ``verdicts_of(harness, scenario)`` gets the verdicts of one recording, each crash state held
+    to the exercise's ``rules``; ``judge(check,
     verdicts)`` turns them into the check's result. ``what`` says what needs the sandbox, for
     the one line a machine without one gets. Lines in the messages are lines of the part they
     are in (the answer cell, or the code the grader added), as the runner's program was made of
     them. ``fallback`` (a self-check) runs it on the best observer this machine has instead.
     """
-    submission, problem = exercise(cells.notebook).program(cells)
+    record = exercise(cells.notebook)
+    submission, problem = record.program(cells)
     if problem:
         return {c.id: check_result(c.id, False, f"Could not run this check: {problem.rstrip('.')}.")
                 for c in checks}
     try:
         harness, _note = harness_for(submission, timeout, allow_fallback=fallback,
-                                     checker=checker)
+                                     checker=record.rules)
     except SandboxUnavailable as why:
         raise SandboxUnavailable(f"{what} by watching your code's file operations from outside, "
                                  f"which needs Linux with strace and bubblewrap ({why})") from None
