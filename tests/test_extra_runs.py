@@ -12,7 +12,7 @@ from functools import cache
 import pytest
 
 from graders.checks import grade_submission
-from graders.checks.base import ATOMIC_KINDS
+from graders.checks.two_latent_failures import ATOMIC_KINDS
 from graders.sandbox import sandbox_problem
 from graders.sandbox.full_disk import limit_file_size
 from graders.sandbox.harness import TracedHarness
