@@ -86,7 +86,7 @@ def name_problem(name: str, row: dict[str, bool]) -> str | None:
             "fails_all_<what>, cheat_<what> or starter)")
 
 
-def _release_and_reference(notebook: str, root: Path):
+def _release_and_reference(notebook: str, root: Path = ROOT):
     """(starter, reference) answer cells of ``notebook``, from the release and the build."""
     import nbformat
 
