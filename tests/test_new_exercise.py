@@ -155,9 +155,10 @@ TRUTH = {
 
 
 def _repository_state() -> str:
-    """What git says of the repository's files (unchanged by the recipe)."""
-    return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT,
-                          capture_output=True, text=True, check=True).stdout
+    """What git says of the course's own files (unchanged by the recipe)."""
+    return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--",
+                           "graders", "fake_llm", "exercises", "solutions", "tests", "README.md"],
+                          cwd=ROOT, capture_output=True, text=True, check=True).stdout
 
 
 @pytest.fixture
