@@ -169,7 +169,7 @@ def bench_sandbox_start(source: str, repeat: int) -> None:
 
 def bench_extra_runs(name: str, source: str, repeat: int) -> None:
     """4. The atomic-save kinds with restarts and a full disk against the same without."""
-    from graders.checks.base import ATOMIC_KINDS
+    from graders.checks.two_latent_failures import ATOMIC_KINDS
     from graders.grading.recorded import TracedHarness
     from graders.submission import Submission
 

@@ -1,7 +1,14 @@
-"""graders.checks: every check on the reference, the starter, the known submissions, bad input."""
+"""graders.checks: the registry, and what the checks say about the known submissions, bad input
+and live functions.
+
+Whether each check passes or fails on the reference, the starter and every fixture is proved once,
+by ``checkpoint-lab dev check`` against each fixture folder's ``expected.json``
+(``tests/test_adversarial.py``); here, what the results say.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -10,33 +17,27 @@ import pytest
 from graders.checks import (
     ANSWER_CELLS,
     CHECKS,
+    EXERCISES,
+    NOTEBOOKS,
     CheckResult,
     NotebookError,
     checks_for,
     counts_against,
     evaluate_check,
+    exercise,
     grade_submission,
+    register,
     run_check,
     submission_from_notebook,
 )
 from tests.conftest import ROOT
 
-L1, L2, L3 = "01_incomplete_checkpoint", "02_two_latent_failures", "03_power_cut"
+L1, L2, L3, L4 = EXERCISES
 FIXTURES = ROOT / "tests" / "fixtures"
-SUBMISSIONS = FIXTURES / "02_two_latent_failures"
-L1_FIXTURES = FIXTURES / "01_incomplete_checkpoint"
-LEVEL2_REFERENCE = ROOT / "solutions" / "02_two_latent_failures.py"
-LEVEL2_STARTER = SUBMISSIONS / "starter.py"
-LEVEL1_REFERENCE = ROOT / "solutions" / "01_incomplete_checkpoint.py"
-LEVEL1_STARTER = L1_FIXTURES / "starter.py"
-LEVEL3_REFERENCE = ROOT / "solutions" / "03_power_cut.py"
-LEVEL3_STARTER = FIXTURES / "03_power_cut" / "starter.py"
-L3_CELL = "# --- answer cell l3_save_checkpoint ---\n"
-L4 = "04_parallel_tool_calls"
-L4_CELL = "# --- answer cell l4_run_agent ---\n"
-LEVEL4_REFERENCE = ROOT / "solutions" / "04_parallel_tool_calls.py"
-LEVEL4_STARTER = FIXTURES / "04_parallel_tool_calls" / "starter.py"
-FIX_CHECKS = [c.id for c in CHECKS.values()]
+SUBMISSIONS = FIXTURES / L2
+L1_FIXTURES = FIXTURES / L1
+REFERENCE1, STARTER1 = ROOT / "solutions" / f"{L1}.py", L1_FIXTURES / "starter.py"
+REFERENCE2, STARTER2 = ROOT / "solutions" / f"{L2}.py", SUBMISSIONS / "starter.py"
 ATOMIC = {"l2_atomic_save", "l2_atomic_save_hidden"}
 SAVE_POINT_A = {"l2_save_point_a", "l2_save_point_a_hidden"}
 ALL_L2 = ATOMIC | SAVE_POINT_A
@@ -79,87 +80,90 @@ def _function(path: Path, name: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def reference_results():
-    return {L1: grade_submission(LEVEL1_REFERENCE.read_text(), L1),
-            L2: grade_submission(LEVEL2_REFERENCE.read_text(), L2),
-            L3: grade_submission(L3_CELL + LEVEL3_REFERENCE.read_text(), L3),
-            L4: grade_submission(L4_CELL + LEVEL4_REFERENCE.read_text(), L4)}
+def reference2():
+    """Level 2's reference, every check (the one grading of it here)."""
+    return grade_submission(REFERENCE2.read_text(), L2)
 
 
 @pytest.fixture(scope="module")
-def starter_results():
-    return {L1: grade_submission(LEVEL1_STARTER.read_text(), L1),
-            L2: grade_submission(LEVEL2_STARTER.read_text(), L2),
-            L3: grade_submission(L3_CELL + LEVEL3_STARTER.read_text(), L3),
-            L4: grade_submission(L4_CELL + LEVEL4_STARTER.read_text(), L4)}
+def starter2():
+    """Level 2's starter, its visible checks."""
+    return grade_submission(STARTER2.read_text(), L2, include_hidden=False)
 
 
-# -- both directions -------------------------------------------------------------------------------
+# -- the registry ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("check_id", FIX_CHECKS)
-def test_every_check_passes_on_the_reference(reference_results, check_id):
-    result = reference_results[CHECKS[check_id].notebook][check_id]
-    assert result.passed, result.message
-    assert result.points_earned == CHECKS[check_id].points
-
-
-@pytest.mark.parametrize("check_id", FIX_CHECKS)
-def test_every_check_fails_on_the_starter(starter_results, check_id):
-    result = starter_results[CHECKS[check_id].notebook][check_id]
-    assert not result.passed, (
-        f"the starter already passes {check_id}: the check cannot tell a fix from no fix "
-        f"({result.message})")
-    assert result.points_earned == 0
+def test_every_check_belongs_to_one_registered_exercise_in_notebook_order():
+    assert list(EXERCISES) == sorted(EXERCISES)
+    assert list(CHECKS) == [c.id for record in EXERCISES.values() for c in record.checks]
+    for name, record in EXERCISES.items():
+        assert record.notebook == name and NOTEBOOKS[name] == record.title
+        assert ANSWER_CELLS[name] == record.grade_ids
+        assert record.title.startswith("Level ") and ": " in record.title
+        for check in record.checks:
+            assert check.notebook == name and exercise(name) is record
+            assert set(check.answer_cells) <= set(record.grade_ids), check.id
 
 
-def test_the_starter_runs_as_it_is_and_fails_only_under_a_crash(starter_results):
-    for check_id, result in starter_results[L2].items():
+def test_every_hidden_check_repeats_its_visible_twin_on_another_scenario():
+    hidden = [c for c in CHECKS.values() if c.hidden]
+    assert hidden
+    for check in hidden:
+        twin = CHECKS[check.twin]
+        assert not twin.hidden and twin.notebook == check.notebook, check.id
+        assert (twin.kinds, twin.problems, twin.answer_cells) == (
+            check.kinds, check.problems, check.answer_cells), check.id
+        assert twin.scenario != check.scenario and twin.points > check.points, check.id
+    assert not [c.id for c in CHECKS.values() if not c.hidden and c.twin]
+
+
+def test_the_problems_each_check_judges_are_the_judge_s_own():
+    from graders.judge.checkpoint_rules import PROBLEMS
+    from graders.judge.parallel_rules import IN_FLIGHT_PROBLEMS, KEPT_PROBLEMS, MESSAGE_PROBLEMS
+    from graders.judge.power import DATA_NOT_SYNCED, RENAME_NOT_SYNCED
+
+    known = {*PROBLEMS, *IN_FLIGHT_PROBLEMS, *KEPT_PROBLEMS, *MESSAGE_PROBLEMS, DATA_NOT_SYNCED,
+             RENAME_NOT_SYNCED}
+    for record in EXERCISES.values():
+        own = [c.problems for c in record.checks if not c.hidden]
+        assert all(p <= known for p in own), record.notebook
+        assert sum(len(p) for p in own) == len(frozenset().union(*own)), \
+            f"{record.notebook}: no problem is two visible checks' own"
+
+
+def test_an_exercise_registers_once_and_its_checks_must_be_its_own():
+    record = EXERCISES[L3]
+    with pytest.raises(ValueError, match="registered twice"):
+        register(record)
+    stranger = dataclasses.replace(record.checks[0], id="l9_x", answer_cells=("l9_cell",))
+    with pytest.raises(ValueError, match="runs no answer cell of its exercise"):
+        register(dataclasses.replace(record, notebook="09_x", checks=(
+            dataclasses.replace(stranger, notebook="09_x"),)))
+    assert "09_x" not in EXERCISES and "l9_x" not in CHECKS
+
+
+# -- what the results say ------------------------------------------------------------------------
+
+def test_the_starter_runs_as_it_is_and_fails_only_under_a_crash(starter2):
+    for check_id, result in starter2.items():
         no_crash = [v for v in result.verdicts if v.point == "no_crash"]
         assert no_crash and no_crash[0].passed, f"{check_id}: {no_crash}"
         assert "did not get through" not in result.message
 
 
-def test_reference_passes_say_what_was_done(reference_results):
-    message = reference_results[L2]["l2_atomic_save"].message
+def test_reference_passes_say_what_was_done(reference2):
+    message = reference2["l2_atomic_save"].message
     assert "support-tickets" in message and "crash point" in message
-    hidden = reference_results[L2]["l2_save_point_a_hidden"]
+    hidden = reference2["l2_save_point_a_hidden"]
     assert "long-migration" in hidden.message
     assert {v.scenario for v in hidden.verdicts} == {"long-migration"}
     assert {v.kind for v in hidden.verdicts} == {"no_crash", "killed_during_tool",
                                                  "killed_during_model_call"}
 
 
-# -- partial credit: the known submissions ------------------------------------------------------
-
-EXPECTED = {
-    "starter.py": set(),
-    "no_save_point_a.py": ATOMIC,
-    "in_place_write.py": SAVE_POINT_A,
-    "copy_over.py": SAVE_POINT_A,
-    "delete_then_rename.py": SAVE_POINT_A,
-    "pending_never_reset.py": ATOMIC,
-    "pending_without_input.py": ATOMIC,
-    "save_point_a_after_tool.py": ATOMIC,
-    "temp_never_renamed.py": set(),
-}
-
-
-@pytest.mark.parametrize("name", sorted(EXPECTED) + sorted(
-    p.name for p in SUBMISSIONS.glob("passes_*.py")))
-def test_each_known_submission_earns_what_it_fixed(name):
-    path = SUBMISSIONS / name
-    assert path.exists(), f"the fixture {name} is gone"
-    results = grade_submission(path.read_text(), L2)
-    want = ALL_L2 if name.startswith("passes_") else EXPECTED[name]
-    got = passed(results)
-    assert got == want, {k: r.message for k, r in results.items() if k in got ^ want}
-    earned = sum(r.points_earned for r in results.values())
-    assert earned == sum(CHECKS[c].points for c in want)
-
-
 def test_a_fix_of_only_the_write_earns_the_atomic_save_on_its_own():
-    results = grade_submission((SUBMISSIONS / "no_save_point_a.py").read_text(), L2,
-                               include_hidden=False)
+    results = grade_submission((SUBMISSIONS / "fails_save_point_a_not_saved.py").read_text(),
+                               L2, include_hidden=False)
     assert results["l2_atomic_save"].passed
     assert "left no trace" in results["l2_save_point_a"].message
     torn = [v for v in results["l2_atomic_save"].verdicts if v.kind == "torn_write"]
@@ -168,7 +172,7 @@ def test_a_fix_of_only_the_write_earns_the_atomic_save_on_its_own():
 
 
 def test_in_place_write_is_told_its_write_is_torn():
-    results = grade_submission((SUBMISSIONS / "in_place_write.py").read_text(), L2,
+    results = grade_submission((SUBMISSIONS / "fails_atomic_in_place_write.py").read_text(), L2,
                                include_hidden=False)
     message = results["l2_atomic_save"].message
     assert "torn_write_save_1" in message and "not valid JSON" in message
@@ -180,30 +184,49 @@ def test_in_place_write_is_told_its_write_is_torn():
 
 # -- the verdict cannot be forged by the submission -------------------------------------------
 
-@pytest.mark.parametrize("cheat", [
-    "import json\njson.loads = lambda *a, **k: {}\njson.load = lambda *a, **k: {}\n",
-    "import graders.checks, graders.judge.checkpoint_rules\n"
-    "graders.checks.counts_against = lambda *a, **k: False\n"
-    "graders.judge.checkpoint_rules.check = lambda *a, **k: None\n",
-    "import builtins\nbuiltins.AssertionError = Exception\n",
-    "import fake_llm\nfake_llm.load_scenario = None\n",
-    "import graders.inprocess.recorder as c\nc._setrlimit = lambda *a, **k: None\n",
-    "import graders.inprocess.recorder as c\nc._kill = lambda *a, **k: None\n",
-    "import graders.inprocess.recorder as c\nc.Recorder.arm = lambda self, name: None\n"
-    "c.Recorder.die = lambda self, why: None\n",
-    "import signal\n_signal = signal.signal\nsignal.signal = lambda s, h: _signal(s, "
-    "signal.SIG_IGN if s == signal.SIGXFSZ else h)\n",
-], ids=["json", "graders", "assertion", "fake_llm", "harness_rlimit", "harness_kill",
-        "harness_recorder", "sigxfsz"])
-def test_a_starter_that_patches_things_earns_what_its_code_earns(cheat):
-    source = LEVEL2_STARTER.read_text() + "\n\n" + cheat
-    results = grade_submission(source, L2, include_hidden=False)
-    assert not passed(results), {k: r.message for k, r in results.items()}
-    assert not any("fault in the grader" in r.message for r in results.values())
+#: Code that tries to change how it is judged: patched into the grader's modules where it can
+#: import them (never, in the sandbox), into the standard library where it cannot be stopped.
+CHEATS = {
+    # json.load only: json.loads also decodes the submission's own calls to the model, so
+    # patching it breaks the submission's run (it earns what that code earns: nothing)
+    "json": "import json\njson.load = lambda *a, **k: {}\n",
+    "graders": "import graders.checks, graders.judge.checkpoint_rules\n"
+               "graders.checks.counts_against = lambda *a, **k: False\n"
+               "graders.judge.checkpoint_rules.check = lambda *a, **k: None\n",
+    "assertion": "import builtins\nbuiltins.AssertionError = Exception\n",
+    "fake_llm": "import fake_llm\nfake_llm.load_scenario = None\n",
+    "harness_rlimit": "import graders.inprocess.recorder as c\n"
+                      "c._setrlimit = lambda *a, **k: None\n",
+    "harness_kill": "import graders.inprocess.recorder as c\nc._kill = lambda *a, **k: None\n",
+    "harness_recorder": "import graders.inprocess.recorder as c\n"
+                        "c.Recorder.arm = lambda self, name: None\n"
+                        "c.Recorder.die = lambda self, why: None\n",
+    "sigxfsz": "import signal\n_signal = signal.signal\nsignal.signal = lambda s, h: _signal(s, "
+               "signal.SIG_IGN if s == signal.SIGXFSZ else h)\n",
+}
 
 
-def test_the_problems_each_fix_tolerates_are_the_checker_s_own():
-    from graders.checks.base import SAVE_POINT_A_PROBLEMS, WRITE_PROBLEMS
+def _attempted(cheat: str) -> str:
+    """``cheat`` as a submission's top-level code that survives a module it cannot import."""
+    body = "".join(f"    {line}\n" for line in cheat.splitlines())
+    return f"\ntry:\n{body}except ImportError:\n    pass\n"
+
+
+@pytest.mark.parametrize("name", sorted(CHEATS))
+def test_a_submission_that_patches_things_earns_what_its_code_earns(name):
+    """The cheat runs (it never stops the code loading): the reference keeps full marks, and the
+    starter earns nothing more than its code does."""
+    cheat = _attempted(CHEATS[name])
+    reference = grade_submission(REFERENCE2.read_text() + cheat, L2, include_hidden=False)
+    assert all(r.passed for r in reference.values()), {k: r.message for k, r in reference.items()}
+    starter = grade_submission(STARTER2.read_text() + cheat, L2, include_hidden=False)
+    assert not passed(starter), {k: r.message for k, r in starter.items()}
+    assert all(r.status == "failed" and "while it was being loaded" not in r.message
+               for r in starter.values()), {k: r.message for k, r in starter.items()}
+
+
+def test_the_problems_each_level2_check_tolerates_are_the_judge_s_own():
+    from graders.checks.two_latent_failures import SAVE_POINT_A_PROBLEMS, WRITE_PROBLEMS
     from graders.judge.checkpoint_rules import PROBLEMS
 
     assert WRITE_PROBLEMS <= set(PROBLEMS) and SAVE_POINT_A_PROBLEMS <= set(PROBLEMS)
@@ -269,16 +292,13 @@ def test_the_missing_fields_decision_is_not_the_cell_s_own_output():
 
 # -- Level 1: a save with all six fields ---------------------------------------------------------
 
-def test_level1_reference_save_passes_and_the_starter_save_names_what_is_lacking():
-    good = level1(save=_function(LEVEL1_REFERENCE, "save_checkpoint"))["l1_saves_all_six"]
-    assert good.passed, good.message
-    bad = level1(save=_function(LEVEL1_STARTER, "save_checkpoint"))["l1_saves_all_six"]
+def test_the_level1_starter_save_names_what_is_lacking():
+    bad = level1(save=_function(STARTER1, "save_checkpoint"))["l1_saves_all_six"]
     assert not bad.passed
     assert "lacks version, task, turns, tokensUsed, pendingToolUse" in bad.message
 
 
 @pytest.mark.parametrize("name, expected", [
-    ("passes_whole_state.py", None),
     ("fails_pending_always_none.py", ["killed while tool 1 ran", "pendingToolUse is null",
                                       "Killed while 1 other tool ran, it failed too"]),
     ("fails_skips_saves_before_first_result.py", ["killed while tool 1 ran",
@@ -287,12 +307,8 @@ def test_level1_reference_save_passes_and_the_starter_save_names_what_is_lacking
     ("fails_fixed_values.py", ["tokensUsed is 0, the loop held"]),
     ("fails_wrong_file.py", ["there was no checkpoint.json"]),
 ], ids=lambda v: v if isinstance(v, str) else "")
-def test_level1_saves(name, expected):
+def test_a_wrong_level1_save_is_told_what_is_wrong(name, expected):
     result = level1(save=(L1_FIXTURES / name).read_text())["l1_saves_all_six"]
-    if expected is None:
-        assert result.passed, result.message
-        return
-    assert not result.passed
     for text in expected:
         assert text in result.message, result.message
 
@@ -315,8 +331,8 @@ def test_level1_save_that_raises_or_is_missing():
 
 # -- bad submissions never raise -----------------------------------------------------------------
 
-STARTER_SAVE = _function(LEVEL2_STARTER, "save_checkpoint")
-STARTER_AGENT = _function(LEVEL2_STARTER, "run_agent")
+STARTER_SAVE = _function(STARTER2, "save_checkpoint")
+STARTER_AGENT = _function(STARTER2, "run_agent")
 
 
 @pytest.mark.parametrize("save, agent, expected", [
@@ -383,8 +399,8 @@ def test_a_notebook_file_that_is_not_a_notebook(tmp_path):
         submission_from_notebook(path, L2)
 
 
-def test_check_results_round_trip_through_json(reference_results):
-    for result in [*reference_results[L1].values(), *reference_results[L2].values()]:
+def test_check_results_round_trip_through_json(reference2, starter2):
+    for result in [*reference2.values(), *starter2.values()]:
         again = CheckResult.from_dict(json.loads(json.dumps(result.to_dict())))
         assert again.to_dict() == result.to_dict()
 
@@ -400,11 +416,9 @@ def _namespace(path: Path) -> dict:
 @pytest.mark.parametrize("check_id", [c.id for c in CHECKS.values() if not c.hidden])
 def test_evaluate_check_on_live_functions_agrees_with_grading(check_id, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    level = CHECKS[check_id].notebook
-    reference = _namespace({L1: LEVEL1_REFERENCE, L2: LEVEL2_REFERENCE,
-                            L3: LEVEL3_REFERENCE, L4: LEVEL4_REFERENCE}[level])
-    starter = _namespace({L1: LEVEL1_STARTER, L2: LEVEL2_STARTER, L3: LEVEL3_STARTER,
-                          L4: LEVEL4_STARTER}[level])
+    name = CHECKS[check_id].notebook
+    reference = _namespace(ROOT / "solutions" / f"{name}.py")
+    starter = _namespace(FIXTURES / name / "starter.py")
     assert evaluate_check(check_id, reference).passed
     assert not evaluate_check(check_id, starter).passed
 

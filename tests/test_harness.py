@@ -413,8 +413,9 @@ def test_the_runner_starts_without_site_and_finds_both_packages(tmp_path):
 
 
 def test_a_submission_knows_what_it_is_before_it_runs(tmp_path):
-    sub = Submission.from_file(FIXTURES / "in_place_write.py")
-    assert sub.name == "in_place_write" and sub.filename.endswith("in_place_write.py")
+    sub = Submission.from_file(FIXTURES / "fails_atomic_in_place_write.py")
+    assert sub.name == "fails_atomic_in_place_write"
+    assert sub.filename.endswith("fails_atomic_in_place_write.py")
     assert sub.problem() is None and not sub.in_process
     assert "syntax error at line 1" in Submission.from_source("def f(:\n").problem()
     assert "`run_agent` is not defined" in Submission.from_source(

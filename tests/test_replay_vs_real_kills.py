@@ -70,41 +70,39 @@ CATALOG = [(name, path) for name in NOTEBOOKS
            if not path.name.startswith("cheat_")]
 
 
-def graded_source(name: str, path: Path) -> str:
-    """The fixture as grading takes it from a notebook (its answer cell marked)."""
-    code = path.read_text()
-    cell = {"03_power_cut": "l3_save_checkpoint", "04_parallel_tool_calls": "l4_run_agent"}
-    return f"# --- answer cell {cell[name]} ---\n{code}" if name in cell else code
+def graded_source(name: str, path: Path):
+    """The fixture as grading takes it from a notebook: the answer cells it stands for."""
+    from graders.checks.answer_cells import fixture_cells
+
+    return fixture_cells(path.read_text(), name)
 
 
 def run_source(name: str, path: Path) -> str:
-    """What runs for the fixture: its cell with the code the grader adds."""
-    from graders.checks.answer_cells import with_lesson_loop
-    from graders.checks.parallel_tool_calls import submission_source
-    from graders.submission import Part, Submission
+    """What runs for the fixture: its cells with the code the grader adds (the exercise's
+    program)."""
+    from graders.checks import exercise
 
-    part = Part("the answer cell", path.read_text())
-    if name in ("01_incomplete_checkpoint", "03_power_cut"):
-        return Submission.from_parts(with_lesson_loop(part)).source
-    if name == "04_parallel_tool_calls":
-        return Submission.from_parts(submission_source(part)).source
-    return part.code
+    submission, problem = exercise(name).program(graded_source(name, path))
+    assert problem is None, problem
+    return submission.source
 
 
 def every_state(rec, scenario, name: str) -> list:
-    """Every crash point's every moment (and Level 3's every power-cut point), with its verdict."""
-    from graders.judge import checkpoint_rules, parallel_rules
+    """Every crash point's every moment (and every power-cut point, where the exercise judges
+    power cuts), with its verdict."""
+    from graders.checks import checks_for, exercise
+    from graders.judge import checkpoint_rules
     from graders.judge.matrix import build_matrix
     from graders.judge.power import judge_power
 
     if rec.ended == "not_loaded":
         return [("not_loaded", rec.load)]
-    checker = parallel_rules.check if name == "04_parallel_tool_calls" else checkpoint_rules.check
+    checker = exercise(name).rules or checkpoint_rules.check
     matrix = build_matrix(rec, scenario)
     states = [(pm.point.id, [(m.how, checker(matrix.observation(pm, m), scenario,
                                                pm.point).passed) for m in pm.moments])
               for pm in matrix.points]
-    if name == "03_power_cut":
+    if any("power_cut" in c.kinds for c in checks_for(name)):
         states += [(v.point, v.passed) for v in judge_power(matrix, scenario, checker)]
     return states + [("discrepancies", matrix.discrepancies), ("ended", rec.ended)]
 

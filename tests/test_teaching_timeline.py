@@ -224,8 +224,8 @@ def test_the_a_only_loop_fails_for_its_missing_save_point_b_only():
 
 
 @pytest.mark.parametrize("save_points,write_mode,fixture", [
-    ("B only", "temp + rename", "no_save_point_a.py"),
-    ("A and B", "in place", "in_place_write.py"),
+    ("B only", "temp + rename", "fails_save_point_a_not_saved.py"),
+    ("A and B", "in place", "fails_atomic_in_place_write.py"),
 ])
 def test_the_middle_loops_behave_like_the_harness_fixtures_of_the_same_mistake(
         repo_root, save_points, write_mode, fixture):

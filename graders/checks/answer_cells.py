@@ -10,14 +10,15 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graders.checks.base import ANSWER_CELLS, LEVEL2, checks_for
+from graders.checks.base import ANSWER_CELLS, checks_for, exercise
 from graders.loop import lesson_loop
-from graders.submission import Part, defined_names
+from graders.submission import Part, Submission, defined_names
 
 __all__ = [
     "NotebookError", "AnswerCells", "read_notebook", "submission_from_notebook", "notebook_of",
     "grade_id_of", "syntax_problem", "with_lesson_loop", "join_pieces", "LOOP_WHERE", "MARK",
-    "JOINED_KEY", "MAX_NOTEBOOK_BYTES", "MAX_CELLS", "notebook_problem",
+    "JOINED_KEY", "MAX_NOTEBOOK_BYTES", "MAX_CELLS", "notebook_problem", "program_from",
+    "fixture_cells",
 ]
 
 
@@ -116,7 +117,7 @@ class AnswerCells:
     whole: bool = False
 
     @classmethod
-    def from_notebook(cls, nb_or_path, notebook: str = LEVEL2) -> AnswerCells:
+    def from_notebook(cls, nb_or_path, notebook: str) -> AnswerCells:
         """The answer cells of ``notebook`` in ``nb_or_path`` (a notebook dict or an ``.ipynb``
         path), found by grade_id wherever they are; raises `NotebookError` for a non-notebook."""
         _known(notebook)
@@ -224,7 +225,7 @@ def _known(notebook: str) -> None:
         raise ValueError(f"unknown exercise notebook {notebook!r}; one of {sorted(ANSWER_CELLS)}")
 
 
-def submission_from_notebook(nb_or_path, notebook: str = LEVEL2) -> AnswerCells:
+def submission_from_notebook(nb_or_path, notebook: str) -> AnswerCells:
     """The answer cells of ``notebook`` in ``nb_or_path``: :meth:`AnswerCells.from_notebook`."""
     return AnswerCells.from_notebook(nb_or_path, notebook)
 
@@ -257,6 +258,50 @@ def syntax_problem(code: str, where: str) -> str | None:
     return None
 
 
-def with_lesson_loop(part: Part) -> list[Part]:
+def with_lesson_loop(*parts: Part) -> list[Part]:
     """The student's ``save_checkpoint`` cell, then the lesson's loop that calls it."""
-    return [part, Part(LOOP_WHERE, lesson_loop.source())]
+    return [*parts, Part(LOOP_WHERE, lesson_loop.source())]
+
+
+def program_from(cells: AnswerCells, grade_ids, join=None) -> tuple[Submission | None, str | None]:
+    """(the program that runs for the answer cells ``grade_ids`` of ``cells``, None), or (None,
+    why they cannot run: a cell missing, a syntax error, a name not defined at the top level).
+
+    Each cell goes to the runner as itself (a `Part`), followed by the code the grader adds:
+    ``join(*parts)`` makes the program's parts (`with_lesson_loop`, a given save); without
+    ``join`` the cells are the program. The names the cells must define (`AnswerCell.defines`)
+    may be defined in any of them.
+    """
+    wanted = [exercise(cells.notebook).answer_cell(g) for g in grade_ids]
+    if len(wanted) == 1:
+        part, problem = cells.readable(wanted[0].grade_id, wanted[0].defines)
+        if problem:
+            return None, problem
+        parts = [part]
+    else:
+        parts = []
+        for cell in wanted[:1] if cells.whole else wanted:
+            part, problem = cells.part(cell.grade_id)
+            if problem:
+                return None, problem
+            parts.append(part)
+        syntax = next((s for p in parts if (s := syntax_problem(p.code, p.where))), None)
+        if syntax:
+            return None, syntax
+        names = set().union(*(defined_names(p.code) for p in parts))
+        missing = [c.defines for c in wanted if c.defines not in names]
+        if missing:
+            return None, (" and ".join(missing) + f" {'is' if len(missing) == 1 else 'are'} not "
+                          "defined at the top level of your answer cells. Keep the names "
+                          f"{' and '.join(c.defines for c in wanted)}, each defined with def at "
+                          "the top of its cell")
+    return Submission.from_parts(join(*parts) if join else parts, name=cells.notebook), None
+
+
+def fixture_cells(code: str, notebook: str) -> AnswerCells:
+    """A fixture file of ``tests/fixtures/<notebook>/`` as the answer cells it stands for: the
+    exercise's ``fixture_cell``, or every answer cell (a whole submission)."""
+    cell = exercise(notebook).fixture_cell
+    if cell:
+        return AnswerCells(notebook, {cell: code})
+    return AnswerCells.from_source(code, notebook)

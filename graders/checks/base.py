@@ -1,80 +1,27 @@
-"""What every exercise's checks share: the exercises, their answer cells, the `Check` and the
-registry of checks (``CHECKS``).
+"""The registry of exercises: one `Exercise` record per exercise notebook, and its `Check` s.
 
-Each exercise's module (``incomplete_checkpoint``, ``two_latent_failures``, ``power_cut``,
-``parallel_tool_calls``) registers its checks here with :func:`register`, in the order they
-appear in its notebook; ``graders.checks`` imports the four, so ``CHECKS`` is whole as soon as
-any part of the package is imported.
+Each exercise's module under ``graders/checks/`` (``incomplete_checkpoint``,
+``two_latent_failures``, ``power_cut``, ``parallel_tool_calls``; named as the exercise, without
+its number) builds its record and calls :func:`register`; that is the only wiring. Grading, the
+live self-check, counting, the table, ``dev check``, Gradescope and the tests read the record
+(:func:`exercise`, :func:`exercise_of`, ``EXERCISES``, ``CHECKS``); nothing dispatches on an
+exercise's name. The package's modules are imported once, the first time the registry is read
+(:func:`load`), so every exercise is registered whichever part of the package is imported first.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
-    "LEVEL1", "LEVEL2", "LEVEL3", "LEVEL4", "NOTEBOOKS", "ANSWER_CELLS", "VISIBLE_SCENARIO",
-    "HIDDEN_SCENARIO", "L4_VISIBLE", "L4_HIDDEN", "L4_KINDS", "MISSING_IN_STARTER", "WITHOUT",
-    "ATOMIC_KINDS", "SAVE_POINT_A_KINDS", "WRITE_PROBLEMS", "SAVE_POINT_A_PROBLEMS",
-    "HINT_LINE", "GRADING_ENV", "ANSWER_CELL_TIMEOUT", "Check", "CHECKS", "register",
-    "checks_for",
+    "AnswerCell", "Check", "Exercise", "EXERCISES", "CHECKS", "NOTEBOOKS", "ANSWER_CELLS",
+    "HINT_LINE", "GRADING_ENV", "register", "load", "exercise", "exercise_of", "checks_for",
+    "every_failure_counts", "RegistryView",
 ]
-
-
-LEVEL1 = "01_incomplete_checkpoint"
-LEVEL2 = "02_two_latent_failures"
-LEVEL3 = "03_power_cut"
-LEVEL4 = "04_parallel_tool_calls"
-
-#: The exercise notebooks (without ``.ipynb``) and a short name for each.
-NOTEBOOKS: dict[str, str] = {
-    LEVEL1: "Level 1: an incomplete checkpoint",
-    LEVEL2: "Level 2: two latent failures",
-    LEVEL3: "Level 3: survive a power cut",
-    LEVEL4: "Level 4: several tool calls in one turn",
-}
-
-#: The grade_ids of each notebook's autograded answer cells, in the order their code is joined.
-ANSWER_CELLS: dict[str, tuple[str, ...]] = {
-    LEVEL1: ("l1_missing_fields_answer", "l1_save_checkpoint"),
-    LEVEL2: ("l2_save_checkpoint", "l2_run_agent"),
-    LEVEL3: ("l3_save_checkpoint",),
-    LEVEL4: ("l4_run_agent",),
-}
-
-VISIBLE_SCENARIO = "support-tickets"
-HIDDEN_SCENARIO = "long-migration"
-#: Level 4's scenarios: several tool calls in one turn.
-L4_VISIBLE = "incident-triage"
-L4_HIDDEN = "release-audit"
-L4_KINDS = ("killed_during_tool", "killed_during_model_call", "torn_write",
-            "killed_before_rename")
-
-#: The fields the Level 1 starter's checkpoint lacks.
-MISSING_IN_STARTER = ("version", "task", "turns", "tokensUsed", "pendingToolUse")
-
-#: Per field: what resume runs into without it (short, for check messages).
-WITHOUT = {
-    "version": "resume cannot tell which protocol version wrote the file, so it cannot refuse a "
-    "format it does not know",
-    "task": "resume cannot name the task the checkpoint belongs to, nor tell the user which task "
-    "it is resuming",
-    "turns": "the turn count restarts at zero, so a max-turn cap fires late or never",
-    "tokensUsed": "the token count restarts at zero, so the compaction threshold is misjudged",
-    "messages": "the model has no record of the conversation, so the task starts over",
-    "pendingToolUse": "resume cannot tell a tool call was left dangling",
-}
-
-ATOMIC_KINDS = ("torn_write", "killed_before_rename", "restart", "disk_full")
-SAVE_POINT_A_KINDS = ("killed_during_tool", "killed_during_model_call")
-
-#: The judge's problems (``Verdict.evidence["problems"]``) that come from how a save writes.
-WRITE_PROBLEMS = frozenset({"copy_over", "in_place_write", "partial_write", "invalid_json",
-                            "not_a_save", "deleted_before_rename"})
-#: The judge's problems that come from a missing or misplaced save point A.
-SAVE_POINT_A_PROBLEMS = frozenset({"no_save_point_a", "save_point_a_after_tool",
-                                   "pending_missing", "pending_mismatch", "pending_never_reset",
-                                   "pending_before_message", "pending_without_input",
-                                   "pending_incomplete"})
 
 #: Said after a failed crash matrix: the fix is in the opt-in hints, never in the message.
 HINT_LINE = "Stuck? hint() in your notebook shows one hint at a time."
@@ -82,9 +29,14 @@ HINT_LINE = "Stuck? hint() in your notebook shows one hint at a time."
 #: Set to "1" in a grading kernel's environment: run_check then runs nothing (see run_check).
 GRADING_ENV = "CHECKPOINT_LAB_GRADING"
 
-#: How long the Level 1 answer cell may run in its fresh process, in seconds.
-ANSWER_CELL_TIMEOUT = 20.0
 
+@dataclass(frozen=True)
+class AnswerCell:
+    """An autograded answer cell: its ``grade_id``, and the top-level name its code must define
+    (``save_checkpoint``, ``run_agent``, ``MISSING_FIELDS``)."""
+
+    grade_id: str
+    defines: str
 
 
 @dataclass(frozen=True)
@@ -102,6 +54,9 @@ class Check:
         scenario: the ``fake_llm`` scenario it runs on, if any.
         kinds: the crash point kinds it judges (``no_crash`` always counts too), if any.
         success: what a pass means, in words.
+        problems: the judge's problems it judges as its own (``Verdict.evidence["problems"]``);
+            empty when it judges every problem of its crash points.
+        twin: for a hidden check, the visible check it repeats on a longer scenario.
     """
 
     id: str
@@ -114,27 +69,172 @@ class Check:
     scenario: str | None = None
     kinds: tuple[str, ...] = ()
     success: str = ""
-    problem: str = ""
+    problems: frozenset[str] = frozenset()
+    twin: str = ""
 
 
+def every_failure_counts(check: Check, verdict) -> bool:
+    """The default of `Exercise.counts_against`: every failed verdict fails the check."""
+    return True
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """Everything the grader knows of one exercise notebook, registered by its own module.
+
+    Attributes:
+        notebook: its name in every folder (``02_two_latent_failures``: ``exercises/src/``,
+            ``solutions/``, ``tests/fixtures/``, ``graders/data/hints/``), without ``.ipynb``.
+        title: what a student reads (``Level 2: two latent failures``); "Level n" is only a title.
+        answer_cells: its autograded answer cells, in the order their code is joined.
+        checks: its checks, in notebook order.
+        grade: ``grade(cells, checks, timeout, fallback)``: the student's `AnswerCells` on
+            ``checks`` (timeout in seconds or None; ``fallback``: a self-check may use the best
+            observer this machine has) -> check id -> `CheckResult`. Never raises for a bad
+            submission; raises ``SandboxUnavailable`` where its checks cannot run.
+        live: ``live(check, namespace)``: one visible check on the names a kernel defined ->
+            `CheckResult` (raises ``LookupError`` when a name it needs is not defined yet).
+        program: ``program(cells)`` -> (the `Submission` its checks run, None) or (None, why it
+            cannot run): its cells joined with the code the grader adds (the lesson's loop, a
+            given save).
+        counts_against: ``counts_against(check, verdict)``: whether a failed verdict fails
+            ``check`` (each check judges its own crash points or problems).
+        rules: the judge's rules its crash states are held to (``checker(observation, scenario,
+            point) -> Verdict``, e.g. `graders.judge.parallel_rules.check`); None: the judge's
+            own, `graders.judge.checkpoint_rules.check`.
+        fixture_cell: the answer cell a fixture file of ``tests/fixtures/<notebook>/`` stands
+            for; None when a fixture is a whole submission (every answer cell).
+        gate: the grade_id of a written answer its checks' findings wait for in the student's
+            kernel (`graders.checks.gate`), if any.
+        hints: its hints file in ``graders/data/hints/`` ("" when it has none).
+    """
+
+    notebook: str
+    title: str
+    answer_cells: tuple[AnswerCell, ...]
+    checks: tuple[Check, ...]
+    grade: Callable[..., dict]
+    live: Callable[[Check, dict], Any]
+    program: Callable[[Any], tuple[Any, str | None]]
+    counts_against: Callable[[Check, Any], bool] = every_failure_counts
+    rules: Callable[..., Any] | None = None
+    fixture_cell: str | None = None
+    gate: str | None = None
+    hints: str = ""
+
+    @property
+    def grade_ids(self) -> tuple[str, ...]:
+        """The grade_ids of its answer cells, in order."""
+        return tuple(cell.grade_id for cell in self.answer_cells)
+
+    def answer_cell(self, grade_id: str) -> AnswerCell:
+        """Its answer cell ``grade_id``."""
+        return next(cell for cell in self.answer_cells if cell.grade_id == grade_id)
+
+
+#: Every exercise by notebook name, in notebook order (filled by :func:`register`).
+EXERCISES: dict[str, Exercise] = {}
 #: Every check by id, in notebook order (filled by :func:`register`).
 CHECKS: dict[str, Check] = {}
 
+_loaded: list[bool] = []
 
-def register(*checks: Check) -> None:
-    """Add ``checks`` to ``CHECKS`` (an exercise's module, once, at import); ``CHECKS`` stays in
-    notebook order, whichever exercise's module is imported first."""
-    for check in checks:
-        if check.id in CHECKS:
-            raise ValueError(f"check {check.id!r} is registered twice")
-        CHECKS[check.id] = check
-    order = list(NOTEBOOKS)
-    ranked = sorted(CHECKS.values(), key=lambda c: order.index(c.notebook))
+
+def load() -> None:
+    """Import every module of ``graders.checks`` once: each exercise's module registers itself."""
+    if _loaded:
+        return
+    _loaded.append(True)
+    package = importlib.import_module("graders.checks")
+    for module in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"graders.checks.{module.name}")
+
+
+def register(record: Exercise) -> Exercise:
+    """Add ``record`` (an exercise's module, once, at import) to ``EXERCISES`` and its checks to
+    ``CHECKS``, both kept in notebook order; returns it."""
+    problems = _record_problems(record)
+    if problems:
+        raise ValueError(f"exercise {record.notebook!r}: " + "; ".join(problems))
+    EXERCISES[record.notebook] = record
+    ordered = sorted(EXERCISES.values(), key=lambda e: e.notebook)
+    EXERCISES.clear()
+    EXERCISES.update((e.notebook, e) for e in ordered)
     CHECKS.clear()
-    CHECKS.update((c.id, c) for c in ranked)
+    CHECKS.update((c.id, c) for e in ordered for c in e.checks)
+    return record
+
+
+def _record_problems(record: Exercise) -> list[str]:
+    problems = []
+    if record.notebook in EXERCISES:
+        problems.append("registered twice")
+    known = {c.id for e in EXERCISES.values() for c in e.checks}
+    ids = [c.id for c in record.checks]
+    problems += [f"check {i!r} is registered twice" for i in ids
+                 if i in known or ids.count(i) > 1]
+    for check in record.checks:
+        if check.notebook != record.notebook:
+            problems.append(f"check {check.id} names the notebook {check.notebook!r}")
+        unknown = set(check.answer_cells) - set(record.grade_ids)
+        if unknown:
+            problems.append(f"check {check.id} runs no answer cell of its exercise: "
+                            f"{', '.join(sorted(unknown))}")
+        if check.twin and check.twin not in ids:
+            problems.append(f"check {check.id}'s twin {check.twin} is not one of its checks")
+    if record.fixture_cell and record.fixture_cell not in record.grade_ids:
+        problems.append(f"fixture_cell {record.fixture_cell} is not one of its answer cells")
+    return problems
+
+
+def exercise(notebook: str) -> Exercise:
+    """The exercise ``notebook`` (without ``.ipynb``); ValueError when there is none."""
+    load()
+    if notebook not in EXERCISES:
+        raise ValueError(f"unknown exercise notebook {notebook!r}; one of {sorted(EXERCISES)}")
+    return EXERCISES[notebook]
+
+
+def exercise_of(check: Check | str) -> Exercise:
+    """The exercise check ``check`` (a `Check` or its id) belongs to."""
+    load()
+    return EXERCISES[(CHECKS[check] if isinstance(check, str) else check).notebook]
 
 
 def checks_for(notebook: str, *, include_hidden: bool = True) -> list[Check]:
     """The checks of ``notebook`` (without ``.ipynb``), in the order they appear in it."""
-    return [c for c in CHECKS.values()
-            if c.notebook == notebook and (include_hidden or not c.hidden)]
+    load()
+    record = EXERCISES.get(notebook)
+    return [c for c in (record.checks if record else ()) if include_hidden or not c.hidden]
+
+
+class RegistryView(Mapping):
+    """A read-only view of the registry: notebook -> ``read(record)``, for every exercise whose
+    record ``keep`` accepts (all by default); always as the registry is now."""
+
+    def __init__(self, read: Callable[[Exercise], Any],
+                 keep: Callable[[Exercise], bool] = lambda record: True) -> None:
+        self._read = read
+        self._keep = keep
+
+    def _records(self) -> dict[str, Exercise]:
+        load()
+        return {name: record for name, record in EXERCISES.items() if self._keep(record)}
+
+    def __getitem__(self, notebook: str) -> Any:
+        return self._read(self._records()[notebook])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._records()))
+
+    def __len__(self) -> int:
+        return len(self._records())
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
+#: The exercise notebooks (without ``.ipynb``) and each one's title (a view of ``EXERCISES``).
+NOTEBOOKS: Mapping[str, str] = RegistryView(lambda e: e.title)
+#: The grade_ids of each notebook's answer cells, in order (a view of ``EXERCISES``).
+ANSWER_CELLS: Mapping[str, tuple[str, ...]] = RegistryView(lambda e: e.grade_ids)

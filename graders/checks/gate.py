@@ -1,8 +1,9 @@
 """Commit first, then read the diagnosis: a check's findings held back until a written answer is
 locked in (the lessons' ``predict()`` pattern, for an exercise).
 
-Level 2's part 1 asks the student to name the two failures in their own words; its checks, run
-top to bottom, would otherwise print that diagnosis first ("a torn write", "save point A").
+An exercise's record may name a written answer its checks wait for (``Exercise.gate``). Level 2's
+part 1 asks the student to name the two failures in their own words; its checks, run top to
+bottom, would otherwise print that diagnosis first ("a torn write", "save point A").
 Until the student locks part 1 in (a button under the answer, or ``lock_in_answer(...)`` in
 code: `graders.teaching.predict.AnswerLock`), the self-check in their kernel shows only PASS or
 FAIL, the points, and the crash points that failed; afterwards, everything. It is a commitment
@@ -15,14 +16,15 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from graders.checks.base import CHECKS, LEVEL2
+from graders.checks.base import CHECKS, RegistryView, exercise_of
 from graders.checks.result import CheckResult
 
 __all__ = ["GATES", "HELD_BACK", "mark_answered", "answered", "forget_answers", "hold_back",
            "gated"]
 
-#: Exercise notebook -> the grade_id of the written answer its checks wait for.
-GATES = {LEVEL2: "l2_name_the_failures"}
+#: Exercise notebook -> the grade_id of the written answer its checks wait for (its record's
+#: ``gate``; a view of the registry).
+GATES = RegistryView(lambda record: record.gate, keep=lambda record: bool(record.gate))
 
 #: Said in place of what a held-back check found.
 HELD_BACK = ("What it found is held back until you have written part 1 and locked it in "
@@ -54,7 +56,7 @@ def forget_answers() -> None:
 
 def gated(check_id: str) -> bool:
     """Whether check ``check_id``'s findings are held back now, in this kernel."""
-    gate = GATES.get(CHECKS[check_id].notebook)
+    gate = exercise_of(CHECKS[check_id]).gate
     return (gate is not None and not answered(gate)
             and os.environ.get(SHOW_ALL_ENV) != "1")
 

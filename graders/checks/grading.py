@@ -1,16 +1,13 @@
-"""Grade a submission: every check of one exercise notebook on the student's source, each
-exercise by its own module. The code runs in the sandbox; this process only decides."""
+"""Grade a submission: every check of one exercise notebook on the student's source, by the
+exercise's own ``grade`` (its record, `graders.checks.base.Exercise`). The code runs in the
+sandbox; this process only decides."""
 
 from __future__ import annotations
 
 from graders.checks.answer_cells import AnswerCells
-from graders.checks.base import LEVEL1, LEVEL2, LEVEL3, NOTEBOOKS, checks_for
+from graders.checks.base import checks_for, exercise
 from graders.checks.grading_faults import cannot_grade, grader_fault
-from graders.checks.incomplete_checkpoint import grade_level1
-from graders.checks.parallel_tool_calls import grade_level4
-from graders.checks.power_cut import grade_level3
 from graders.checks.result import CheckResult
-from graders.checks.two_latent_failures import grade_level2
 from graders.sandbox.serve import SandboxUnavailable
 
 __all__ = [
@@ -34,21 +31,13 @@ def grade_submission(submission: AnswerCells | str, notebook: str, *,
     and otherwise every check fails saying why. Never raises on a bad submission: the affected
     checks fail with a message why.
     """
-    if notebook not in NOTEBOOKS:
-        raise ValueError(f"unknown exercise notebook {notebook!r}; one of {sorted(NOTEBOOKS)}")
+    record = exercise(notebook)
     cells = AnswerCells.of(submission, notebook)
     checks = checks_for(notebook, include_hidden=include_hidden)
-    if notebook == LEVEL1:
-        results = grade_level1(cells, checks, timeout, allow_fallback)
-    else:
-        try:
-            if notebook == LEVEL2:
-                results = grade_level2(cells, checks, timeout, allow_fallback)
-            else:
-                grade = grade_level3 if notebook == LEVEL3 else grade_level4
-                results = grade(cells, checks, timeout, allow_fallback)
-        except SandboxUnavailable as exc:
-            results = {c.id: cannot_grade(c.id, exc) for c in checks}
-        except Exception as exc:  # noqa: BLE001 - a grader fault fails the checks, saying so
-            results = {c.id: grader_fault(c.id, exc) for c in checks}
+    try:
+        results = record.grade(cells, checks, timeout, allow_fallback)
+    except SandboxUnavailable as exc:
+        results = {c.id: cannot_grade(c.id, exc) for c in checks}
+    except Exception as exc:  # noqa: BLE001 - a grader fault fails the checks, saying so
+        results = {c.id: grader_fault(c.id, exc) for c in checks}
     return {c.id: results[c.id] for c in checks}

@@ -1,7 +1,7 @@
 """Opt-in hints for the exercises: the next hint for the first check that does not pass yet.
 
-Hints are authored once per exercise, as package data beside the graders
-(``graders/data/hints/<notebook>.md``: a ``## <check id>`` section per check, and in it
+Hints are authored once per exercise, as package data beside the graders (the file its record
+names, ``graders/data/hints/<notebook>.md``: a ``## <check id>`` section per check, and in it
 ``### Nudge``, ``### Idea`` and ``### Code``), so an installed wheel has them too. An exercise
 notebook sets up ``hint = Hints("02_two_latent_failures", globals())``; the student calls
 ``hint()`` when stuck. It shows the hint the student is at for the first visible check that fails
@@ -27,6 +27,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from graders.checks.base import EXERCISES, load
+
 __all__ = [
     "Hint",
     "Hints",
@@ -49,13 +51,19 @@ class HintError(ValueError):
 
 
 def hint_texts(notebook: str) -> dict[str, list[tuple[str, str]]]:
-    """The hints authored for ``notebook``: {check id: [(level, Markdown text), ...]}."""
+    """The hints authored for ``notebook`` (its record's hints file in ``graders/data/hints/``):
+    {check id: [(level, Markdown text), ...]}."""
+    load()
+    record = EXERCISES.get(notebook)
     try:
-        text = (resources.files("graders") / "data" / "hints" / f"{notebook}.md").read_text(
+        if record is None or not record.hints:
+            raise FileNotFoundError(notebook)
+        text = (resources.files("graders") / "data" / "hints" / record.hints).read_text(
             encoding="utf-8")
     except FileNotFoundError:
+        with_hints = [name for name, e in EXERCISES.items() if e.hints]
         raise HintError(f"there are no hints for {notebook!r}: the exercises with hints are "
-                        "01_incomplete_checkpoint and 02_two_latent_failures") from None
+                        f"{', '.join(with_hints)}") from None
     hints: dict[str, list[tuple[str, str]]] = {}
     for section in re.split(r"^## ", text, flags=re.M)[1:]:
         check_id, _, body = section.partition("\n")

@@ -1,4 +1,4 @@
-"""Level 1's checks (``01_incomplete_checkpoint``): the five fields an incomplete checkpoint
+"""Level 1's exercise (``01_incomplete_checkpoint``): the five fields an incomplete checkpoint
 lacks (``l1_missing_fields``), and a save that writes all six (``l1_saves_all_six``).
 
 The MISSING_FIELDS cell runs alone in the sandbox (or, for a self-check where there is none, in
@@ -10,39 +10,43 @@ from __future__ import annotations
 
 import re
 
-from graders.checks.answer_cells import AnswerCells, syntax_problem, with_lesson_loop
-from graders.checks.base import (
-    ANSWER_CELL_TIMEOUT,
-    LEVEL1,
+from graders.checks.answer_cells import AnswerCells, program_from, syntax_problem, with_lesson_loop
+from graders.checks.base import AnswerCell, Check, Exercise, register
+from graders.checks.incomplete_checkpoint_save import (
     MISSING_IN_STARTER,
-    VISIBLE_SCENARIO,
     WITHOUT,
-    Check,
-    register,
+    grade_saves_all_six,
 )
-from graders.checks.incomplete_checkpoint_save import grade_saves_all_six
+from graders.checks.live import live_from_cells
 from graders.checks.result import CheckResult, check_result
+from graders.loop import lesson_loop
 from graders.loop.protocol import SIX_FIELDS
 from graders.sandbox.serve import SandboxUnavailable
+from graders.submission import Submission
 
 __all__ = [
-    "grade_level1", "grade_level1_save", "grade_missing_fields", "judge_missing_fields",
-    "describe", "evaluate_answer_cell",
+    "EXERCISE", "NOTEBOOK", "grade_fields", "grade_save", "grade_missing_fields",
+    "judge_missing_fields", "describe", "evaluate_answer_cell",
 ]
 
+NOTEBOOK = "01_incomplete_checkpoint"
+#: How long the MISSING_FIELDS answer cell may run in its fresh process, in seconds.
+ANSWER_CELL_TIMEOUT = 20.0
+ANSWER_CELLS = (AnswerCell("l1_missing_fields_answer", "MISSING_FIELDS"),
+                AnswerCell("l1_save_checkpoint", "save_checkpoint"))
 
-register(
+CHECKS = (
     Check(
-        "l1_missing_fields", LEVEL1, "the five missing fields", 2, False,
+        "l1_missing_fields", NOTEBOOK, "the five missing fields", 2, False,
         "runs your MISSING_FIELDS cell in a fresh Python process and compares the set with "
         "the fields the starter's checkpoint lacks",
         ("l1_missing_fields_answer",),
     ),
     Check(
-        "l1_saves_all_six", LEVEL1, "all six fields saved", 3, False,
+        "l1_saves_all_six", NOTEBOOK, "all six fields saved", 3, False,
         "runs your save_checkpoint with the lesson's loop on support-tickets, to the end and "
         "killed while each tool runs, and reads the six fields back from checkpoint.json",
-        ("l1_save_checkpoint",), VISIBLE_SCENARIO,
+        ("l1_save_checkpoint",), "support-tickets",
     ),
 )
 
@@ -158,20 +162,22 @@ def grade_missing_fields(code: str | None, problem: str | None,
     return check_result(check_id, passed, message)
 
 
-def grade_level1_save(cells: AnswerCells | str, timeout, fallback: bool = False) -> CheckResult:
-    """``l1_saves_all_six`` on the cell ``l1_save_checkpoint`` of ``cells`` (or, text without
-    cell marks, on the whole of it)."""
-    from graders.submission import Submission
+def program(cells: AnswerCells) -> tuple[Submission | None, str | None]:
+    """The save cell, then the lesson's loop that calls it (the MISSING_FIELDS cell runs alone)."""
+    return program_from(cells, ("l1_save_checkpoint",), with_lesson_loop)
 
+
+def grade_save(cells: AnswerCells, timeout, fallback: bool = False) -> CheckResult:
+    """``l1_saves_all_six`` on the cell ``l1_save_checkpoint`` of ``cells``, with the lesson's
+    loop."""
     check_id = "l1_saves_all_six"
-    part, problem = AnswerCells.of(cells, LEVEL1).readable("l1_save_checkpoint", "save_checkpoint")
+    submission, problem = program(cells)
     if problem:
         return check_result(check_id, False, f"Could not run this check: {problem.rstrip('.')}.")
-    submission = Submission.from_parts(with_lesson_loop(part), name=LEVEL1)
     return grade_saves_all_six(submission, "your save_checkpoint", timeout, fallback)
 
 
-def grade_level1(cells: AnswerCells | str, checks: list[Check], timeout: float | None,
+def grade_fields(cells: AnswerCells, checks: list[Check], timeout: float | None,
                  fallback: bool = False) -> dict[str, CheckResult]:
     """Grade Level 1's answer cells ``cells`` on ``checks``; check id -> CheckResult.
 
@@ -180,14 +186,12 @@ def grade_level1(cells: AnswerCells | str, checks: list[Check], timeout: float |
 
     from graders.checks.grading_faults import cannot_grade, grader_fault
 
-    cells = AnswerCells.of(cells, LEVEL1)
-
     def one(check: Check) -> CheckResult:
         try:
             if check.id == "l1_missing_fields":
                 part, problem = cells.part(check.answer_cells[0])
                 return grade_missing_fields(part and part.code, problem, timeout, fallback)
-            return grade_level1_save(cells, timeout, fallback)
+            return grade_save(cells, timeout, fallback)
         except SandboxUnavailable as exc:
             return cannot_grade(check.id, exc)
         except Exception as exc:  # noqa: BLE001 - one check's fault must not stop the others
@@ -195,3 +199,35 @@ def grade_level1(cells: AnswerCells | str, checks: list[Check], timeout: float |
 
     with ThreadPoolExecutor(len(checks) or 1) as pool:
         return dict(zip((c.id for c in checks), pool.map(one, checks), strict=True))
+
+
+def _run_live_save(check: Check, functions: dict) -> CheckResult:
+    """The live save itself, with the lesson's loop, where its cell's source is not to be had."""
+    save = functions["l1_save_checkpoint"]
+    return grade_saves_all_six(Submission.from_functions(lesson_loop.bound_to(save), save),
+                               "your save_checkpoint", None, True)
+
+
+def live(check: Check, namespace: dict) -> CheckResult:
+    """A Level 1 check in a kernel: MISSING_FIELDS judged as the kernel holds it; the save's cell
+    graded as grading grades it."""
+    if check.id != "l1_missing_fields":
+        return live_from_cells(check, namespace, without_source=_run_live_save)
+    if "MISSING_FIELDS" not in namespace:
+        return check_result(check.id, False, "MISSING_FIELDS is not defined in this notebook "
+                            "yet: run the answer cell that defines it first.")
+    passed, message = judge_missing_fields(describe(namespace["MISSING_FIELDS"]))
+    return check_result(check.id, passed, message.replace(" in a fresh Python process", ""))
+
+
+EXERCISE = register(Exercise(
+    notebook=NOTEBOOK,
+    title="Level 1: an incomplete checkpoint",
+    answer_cells=ANSWER_CELLS,
+    checks=CHECKS,
+    grade=grade_fields,
+    live=live,
+    program=program,
+    fixture_cell="l1_save_checkpoint",
+    hints=f"{NOTEBOOK}.md",
+))

@@ -11,15 +11,30 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from graders.checks.base import VISIBLE_SCENARIO, WITHOUT
+from graders.checks.base import CHECKS
 from graders.checks.result import CheckResult, check_result, not_checked
 from graders.loop import lesson_loop
 from graders.loop.protocol import SIX_FIELDS
 from graders.text import plural, short_json
 
 __all__ = [
-    "grade_saves_all_six",
+    "grade_saves_all_six", "MISSING_IN_STARTER", "WITHOUT",
 ]
+
+#: The fields the Level 1 starter's checkpoint lacks.
+MISSING_IN_STARTER = ("version", "task", "turns", "tokensUsed", "pendingToolUse")
+
+#: Per field: what resume runs into without it (short, for check messages).
+WITHOUT = {
+    "version": "resume cannot tell which protocol version wrote the file, so it cannot refuse a "
+    "format it does not know",
+    "task": "resume cannot name the task the checkpoint belongs to, nor tell the user which task "
+    "it is resuming",
+    "turns": "the turn count restarts at zero, so a max-turn cap fires late or never",
+    "tokensUsed": "the token count restarts at zero, so the compaction threshold is misjudged",
+    "messages": "the model has no record of the conversation, so the task starts over",
+    "pendingToolUse": "resume cannot tell a tool call was left dangling",
+}
 
 
 def _reference_saves(scenario_name: str) -> list[dict]:
@@ -96,7 +111,7 @@ def grade_saves_all_six(submission, where: str, timeout: float | None,
     from graders.grading.observers import harness_for
 
     check_id = "l1_saves_all_six"
-    scenario = VISIBLE_SCENARIO
+    scenario = CHECKS[check_id].scenario
     saves = _reference_saves(scenario)
     pending_saves = [i for i, s in enumerate(saves) if s["pendingToolUse"] is not None]
     done = f"Ran {where} with the lesson's loop on {scenario}"

@@ -8,29 +8,22 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from graders.checks.base import CHECKS, GRADING_ENV, LEVEL3, LEVEL4, VISIBLE_SCENARIO, Check
+from graders.checks.answer_cells import AnswerCells
+from graders.checks.base import CHECKS, GRADING_ENV, Check, exercise_of
 from graders.checks.gate import hold_back
 from graders.checks.grading_faults import grader_fault
-from graders.checks.incomplete_checkpoint import (
-    describe,
-    grade_level1_save,
-    judge_missing_fields,
-)
-from graders.checks.incomplete_checkpoint_save import grade_saves_all_six
-from graders.checks.parallel_tool_calls import grade_level4
-from graders.checks.power_cut import grade_level3
-from graders.checks.result import CheckResult, check_result, not_checked
-from graders.checks.two_latent_failures import grade_level2, run_level2
-from graders.loop import lesson_loop
+from graders.checks.result import CheckResult, not_checked
 from graders.sandbox.serve import SandboxUnavailable
-from graders.submission import Submission
 
 __all__ = [
-    "run_check", "evaluate_check", "in_grading_kernel", "Points",
+    "run_check", "evaluate_check", "in_grading_kernel", "Points", "live_from_cells",
+    "live_name", "cell_of",
 ]
 
 
-def _live(namespace: dict, name: str, cell: str):
+def live_name(namespace: dict, name: str, cell: str):
+    """The function ``name`` a kernel defined (``namespace``: its globals), which answer cell
+    ``cell`` defines; LookupError when it is not defined (yet)."""
     value = namespace.get(name)
     if not callable(value):
         raise LookupError(f"{name} is not defined in this notebook yet: run the answer cell "
@@ -38,7 +31,7 @@ def _live(namespace: dict, name: str, cell: str):
     return value
 
 
-def _cell_of(function) -> str | None:
+def cell_of(function) -> str | None:
     """The whole source of the cell (or file) that defined ``function``, as it was run."""
     import linecache
 
@@ -49,92 +42,74 @@ def _cell_of(function) -> str | None:
     return "".join(lines) if lines else None
 
 
-def _source_of_cells(functions: dict[str, Any]) -> str | None:
-    """The answer cells that defined ``functions`` (grade_id -> function), joined as grading
-    joins them (each under its marker), or None if a cell's source is not to be had."""
+def _cells_in_kernel(check: Check, functions: dict[str, Any]) -> AnswerCells | None:
+    """The answer cells that defined ``functions`` (grade_id -> function) as grading takes
+    them, or None if a cell's source is not to be had."""
     cells: dict[str, str] = {}
     for grade_id, function in functions.items():
-        cell = _cell_of(function)
+        cell = cell_of(function)
         if cell is None:
             return None
         if cell not in cells.values():
             cells[grade_id] = cell
     if len(cells) < len(functions):  # one cell (or file) defines them all
-        return next(iter(cells.values()))
-    return "\n\n".join(f"# --- answer cell {grade_id} ---\n{cell.rstrip()}\n"
-                        for grade_id, cell in cells.items())
+        return AnswerCells.from_source(next(iter(cells.values())), check.notebook)
+    return AnswerCells(check.notebook, cells)
+
+
+def live_from_cells(check: Check, namespace: dict, *, without_source=None) -> CheckResult:
+    """Visible check ``check`` in a kernel: the cells that defined the names its answer cells
+    define (`AnswerCell.defines`), graded exactly as grading grades them (the exercise's
+    ``grade``), on the best observer this machine has; its first line says which when it is
+    not grading's sandbox. Where a cell's source is not to be had, ``without_source(check,
+    functions)`` runs the live functions instead (grade_id -> function), else it is not checked.
+    A written answer the exercise's checks wait for holds their findings back
+    (`graders.checks.gate`).
+    """
+    from graders.grading.observers import observer_note
+
+    record = exercise_of(check)
+    functions = {}
+    for grade_id in check.answer_cells:
+        name = record.answer_cell(grade_id).defines
+        functions[grade_id] = live_name(namespace, name, grade_id)
+    cells = _cells_in_kernel(check, functions)
+    if cells is not None:
+        result = record.grade(cells, [check], None, True)[check.id]
+    elif without_source is not None:
+        result = without_source(check, functions)
+    else:
+        names = " and ".join(record.answer_cell(g).defines for g in check.answer_cells)
+        return not_checked(check.id, f"Could not run this check: the source of your {names} "
+                           "cell is not to be had; run that cell again, then this one.")
+    result = hold_back(result)  # e.g. Level 2: part 1 first
+    note = observer_note()
+    if note and result.checked:
+        result.message = f"{note}\n{result.message}"
+    return result
 
 
 def evaluate_check(check_id: str, namespace: dict) -> CheckResult:
     """Run visible check ``check_id`` on the live names in ``namespace`` (a kernel's globals).
 
-    Used in the student's own kernel, for their information. The cells that defined the
-    functions are graded exactly as grading will grade them, on the best observer this machine
-    has (:func:`graders.grading.observers.observer`: grading's sandbox, strace alone, or the
-    in-process recorder, which runs anywhere Python does); the message says so in its first line
-    when it is not grading's sandbox. Only when a cell's source is not to be had do the live
-    functions run in forked children of the kernel. Hidden checks are not run here (see
-    :func:`run_check`).
+    Used in the student's own kernel, for their information: the exercise's ``live`` runs it
+    (:func:`live_from_cells`: the cells that defined the functions, graded exactly as grading
+    will grade them, on the best observer this machine has). Hidden checks are not run here
+    (see :func:`run_check`).
     """
-    from graders.grading.observers import observer_note
-
-    result = hold_back(_evaluate_check(check_id, namespace))  # Level 2: part 1 first
-    note = observer_note()
-    if check_id != "l1_missing_fields" and note and result.checked:
-        result.message = f"{note}\n{result.message}"
-    return result
-
-
-def _evaluate_check(check_id: str, namespace: dict) -> CheckResult:
     check = CHECKS[check_id]
     if check.hidden:
         raise ValueError(f"{check_id} is a hidden check: it runs only when your work is graded")
     try:
-        if check_id == "l1_missing_fields":
-            if "MISSING_FIELDS" not in namespace:
-                return check_result(check_id, False, "MISSING_FIELDS is not defined in this "
-                                    "notebook yet: run the answer cell that defines it first.")
-            passed, message = judge_missing_fields(describe(namespace["MISSING_FIELDS"]))
-            return check_result(check_id, passed, message.replace(" in a fresh Python process", ""))
-        if check_id == "l1_saves_all_six":
-            save = _live(namespace, "save_checkpoint", "l1_save_checkpoint")
-            cell = _cell_of(save)
-            if cell is not None:
-                return grade_level1_save(cell, None, True)
-            return grade_saves_all_six(
-                Submission.from_functions(lesson_loop.bound_to(save), save),
-                "your save_checkpoint", None, True)
-        if check.notebook in (LEVEL3, LEVEL4):
-            name, cell_id, grade = (("save_checkpoint", "l3_save_checkpoint", grade_level3)
-                                    if check.notebook == LEVEL3
-                                    else ("run_agent", "l4_run_agent", grade_level4))
-            return _one_cell_live(check, namespace, name, cell_id, grade)
-        save = _live(namespace, "save_checkpoint", "l2_save_checkpoint")
-        agent = _live(namespace, "run_agent", "l2_run_agent")
-        cells = _source_of_cells({"l2_save_checkpoint": save, "l2_run_agent": agent})
-        if cells is not None:
-            return grade_level2(cells, [check], None, True)[check_id]
-        return run_level2(Submission.from_functions(agent, save), [check], None, True)[check_id]
+        result = exercise_of(check).live(check, namespace)
     except LookupError as exc:
-        return not_checked(check_id, f"Could not run this check yet: {exc}.")
+        result = not_checked(check_id, f"Could not run this check yet: {exc}.")
     except SandboxUnavailable as exc:
-        return not_checked(check_id, f"Could not run this check here: {exc}.")
+        result = not_checked(check_id, f"Could not run this check here: {exc}. It runs when "
+                             "your work is graded.")
     except Exception as exc:  # noqa: BLE001 - the student's kernel gets a message, not a traceback
-        return grader_fault(check_id, exc)
-
-
-def _one_cell_live(check: Check, namespace: dict, name: str, cell_id: str,
-                   grade) -> CheckResult:
-    """Levels 3 and 4 in a kernel: the cell that defined ``name``, graded as grading grades it."""
-    cell = _cell_of(_live(namespace, name, cell_id))
-    if cell is None:
-        return not_checked(check.id, f"Could not run this check: the source of your {name} cell "
-                           "is not to be had; run that cell again, then this one.")
-    try:
-        return grade(f"# --- answer cell {cell_id} ---\n{cell}", [check], None, True)[check.id]
-    except SandboxUnavailable as exc:
-        return not_checked(check.id, f"Could not run this check here: {exc}. It runs when your "
-                           "work is graded.")
+        result = grader_fault(check_id, exc)
+    return result
 
 
 def in_grading_kernel() -> bool:
@@ -180,8 +155,8 @@ class Points(float):
 
 
 def _visible_scenario(check: Check) -> str:
-    twin = CHECKS.get(check.id.removesuffix("_hidden"))
-    return twin.scenario if twin is not None and twin.scenario else VISIBLE_SCENARIO
+    twin = CHECKS.get(check.twin)
+    return twin.scenario if twin is not None and twin.scenario else "the visible scenario"
 
 
 def run_check(check_id: str, namespace: dict) -> Points | None:

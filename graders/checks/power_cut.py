@@ -1,4 +1,5 @@
-"""Level 3's checks: a save that survives a power cut, graded on power-cut crash states.
+"""Level 3's exercise (``03_power_cut``): a save that survives a power cut, graded on power-cut
+crash states.
 
 The student's ``save_checkpoint`` (answer cell ``l3_save_checkpoint``) runs with the lesson's
 loop once per scenario, in the sandbox, watched from outside (:mod:`graders.sandbox`); from that
@@ -13,57 +14,62 @@ from __future__ import annotations
 
 import dataclasses
 
-from graders.checks.answer_cells import with_lesson_loop
-from graders.checks.base import (
-    ANSWER_CELLS,
-    HIDDEN_SCENARIO,
-    HINT_LINE,
-    LEVEL3,
-    VISIBLE_SCENARIO,
-    Check,
-    register,
-)
-from graders.checks.counting import POWER_PROBLEMS, counts_against_power
+from graders.checks.answer_cells import AnswerCells, program_from, with_lesson_loop
+from graders.checks.base import HINT_LINE, AnswerCell, Check, Exercise, register
+from graders.checks.counting import fails_its_own_problems
+from graders.checks.live import live_from_cells
 from graders.checks.result import check_result
-from graders.checks.traced import grade_one_cell
+from graders.checks.traced import grade_recorded
+from graders.judge.power import DATA_NOT_SYNCED, RENAME_NOT_SYNCED
 from graders.text import plural
 
 __all__ = [
-    "grade_level3",
+    "EXERCISE", "NOTEBOOK", "grade_power_cuts", "POWER_PROBLEMS",
 ]
+
+NOTEBOOK = "03_power_cut"
+ANSWER_CELLS = (AnswerCell("l3_save_checkpoint", "save_checkpoint"),)
+#: The two power-cut problems, each judged by its own check.
+POWER_PROBLEMS = frozenset({DATA_NOT_SYNCED, RENAME_NOT_SYNCED})
 
 #: At most this many moments are named after a cause; the rest are counted.
 _SHOWN = 4
 
 
-register(*(
+CHECKS = tuple(
     Check(
-        f"l3_{name}{suffix}", LEVEL3, title + (", on a longer task" if hidden else ""),
+        f"l3_{name}{suffix}", NOTEBOOK, title + (", on a longer task" if hidden else ""),
         2 if hidden else 3, hidden,
         f"runs your save with the lesson's loop on {scenario} once, then builds every state a "
         f"power cut could leave at each moment and checks that {what}",
-        ANSWER_CELLS[LEVEL3], scenario, ("power_cut",),
-        success=f"after every power cut {what}", problem=problem)
+        ("l3_save_checkpoint",), scenario, ("power_cut",),
+        success=f"after every power cut {what}", problems=frozenset({problem}),
+        twin=f"l3_{name}" if hidden else "")
     for name, title, problem, what in (
         ("file_synced", "the bytes reach the disk before the rename",
-         "data_not_synced", "checkpoint.json held a complete save"),
+         DATA_NOT_SYNCED, "checkpoint.json held a complete save"),
         ("directory_synced", "the rename reaches the disk before the next tool",
-         "rename_not_synced", "no save the loop relied on was lost"))
-    for suffix, hidden, scenario in (("", False, VISIBLE_SCENARIO),
-                                     ("_hidden", True, HIDDEN_SCENARIO))
-))
+         RENAME_NOT_SYNCED, "no save the loop relied on was lost"))
+    for suffix, hidden, scenario in (("", False, "support-tickets"),
+                                     ("_hidden", True, "long-migration"))
+)
+
+
+def _problem(check) -> str:
+    """The one power-cut problem ``check`` judges."""
+    return next(iter(check.problems))
 
 
 def _message(check, verdict) -> str:
     messages = (verdict.evidence or {}).get("messages") or {}
-    return messages.get(check.problem) or verdict.message
+    return messages.get(_problem(check)) or verdict.message
 
 
 def _cause(check, verdict) -> str:
     """The cause ``verdict`` fails ``check`` for, in one line that is the same at every moment."""
     causes = (verdict.evidence or {}).get("causes") or {}
-    if check.problem in causes:
-        return causes[check.problem]
+    if _problem(check) in causes:
+        return causes[_problem(check)]
     other = next((text for code, text in causes.items() if code not in POWER_PROBLEMS), None)
     return other or _message(check, verdict)
 
@@ -105,7 +111,7 @@ def _judge(check, verdicts: list):
         return check_result(check.id, False, f"Ran your save with the lesson's loop on "
                             f"{check.scenario}, and it did not get through: {end[0].message}",
                             verdicts)
-    failed = [v for v in cuts if counts_against_power(check, v)]
+    failed = [v for v in cuts if fails_its_own_problems(check, v)]
     if not failed:
         return check_result(check.id, True, f"{done}: {check.success}.", verdicts)
     causes = _by_cause(check, failed)
@@ -118,11 +124,29 @@ def _judge(check, verdicts: list):
     return result
 
 
-def grade_level3(source: str, checks: list, timeout: float | None,
-                 fallback: bool = False) -> dict:
-    """Grade the Level 3 answer cell in ``source`` on ``checks``; check id -> CheckResult."""
-    return grade_one_cell(
-        source, checks, timeout, notebook=LEVEL3, cell="l3_save_checkpoint",
-        name="save_checkpoint", what="a power cut can only be checked", join=with_lesson_loop,
-        verdicts_of=lambda harness, scenario: harness.power_verdicts(scenario), judge=_judge,
-        fallback=fallback)
+def program(cells: AnswerCells):
+    """The save cell, then the lesson's loop that calls it."""
+    return program_from(cells, ("l3_save_checkpoint",), with_lesson_loop)
+
+
+def grade_power_cuts(cells: AnswerCells, checks: list, timeout: float | None,
+                     fallback: bool = False) -> dict:
+    """Grade the Level 3 answer cell of ``cells`` on ``checks`` from every state a power cut
+    could leave; check id -> CheckResult."""
+    return grade_recorded(
+        cells, checks, timeout, fallback, what="a power cut can only be checked",
+        verdicts_of=lambda harness, scenario: harness.power_verdicts(scenario), judge=_judge)
+
+
+EXERCISE = register(Exercise(
+    notebook=NOTEBOOK,
+    title="Level 3: survive a power cut",
+    answer_cells=ANSWER_CELLS,
+    checks=CHECKS,
+    grade=grade_power_cuts,
+    live=live_from_cells,
+    program=program,
+    counts_against=fails_its_own_problems,
+    fixture_cell="l3_save_checkpoint",
+    hints=f"{NOTEBOOK}.md",
+))

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from graders.checks.base import CHECKS, HINT_LINE
-from graders.checks.counting import GROUPS, counts_against, kind_of
+from graders.checks.counting import counts_against, kind_of
 from graders.checks.grading_faults import NotJudged
 
 __all__ = ["METADATA_KEY", "STATUSES", "status_of", "cause_of", "record_of", "failure_record",
@@ -52,7 +52,7 @@ def cause_of(result, cells=None) -> str:
     if status != "failed":
         return "" if status == "passed" else "not_checked"
     check = CHECKS[result.check_id]
-    own = GROUPS.get(check.problem) or {check.problem}
+    own = check.problems
     for verdict in result.verdicts:
         if counts_against(result.check_id, verdict):
             problems = [str(p) for p in

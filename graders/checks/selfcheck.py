@@ -5,7 +5,7 @@ table (HTML in JupyterLab, text elsewhere). Used by the notebooks' self-check ce
 
 from __future__ import annotations
 
-from graders.checks.base import NOTEBOOKS, checks_for
+from graders.checks.base import checks_for, exercise
 from graders.checks.live import evaluate_check, in_grading_kernel
 from graders.checks.table import MAX_POINT_ROWS, VERDICTS_ATTRIBUTE, ResultTable, Row
 
@@ -21,11 +21,10 @@ def self_check(namespace: dict, notebook: str) -> ResultTable:
     of a cell shows the table. The hidden checks are listed, not run. In a grading kernel
     (`graders.checks.in_grading_kernel`) nothing runs and the table says so.
     """
-    if notebook not in NOTEBOOKS:
-        raise ValueError(f"unknown exercise notebook {notebook!r}; one of {sorted(NOTEBOOKS)}")
+    record = exercise(notebook)
     if in_grading_kernel():
         return ResultTable([], title="Your work is being graded: each check's verdict is in its "
                            "own cell above, computed outside this kernel.")
     results = [evaluate_check(c.id, namespace) for c in checks_for(notebook, include_hidden=False)]
     hidden = [c for c in checks_for(notebook) if c.hidden]
-    return ResultTable(results, hidden=hidden, title=f"Self-check: {NOTEBOOKS[notebook]}")
+    return ResultTable(results, hidden=hidden, title=f"Self-check: {record.title}")

@@ -16,8 +16,7 @@ import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from graders.checks.base import LEVEL3, LEVEL4
-from graders.checks.counting import GROUPS, counts_against
+from graders.checks.counting import counts_against
 
 __all__ = [
     "ResultTable", "Row", "MAX_POINT_ROWS", "VERDICTS_ATTRIBUTE",
@@ -201,11 +200,7 @@ class ResultTable:
 
 def _own_problems(check) -> frozenset[str] | None:
     """The judge's problems ``check`` judges (None: every problem is its own)."""
-    if check.notebook == LEVEL3:
-        return frozenset({check.problem})
-    if check.notebook == LEVEL4:
-        return GROUPS[check.problem]
-    return None
+    return check.problems or None
 
 
 def _cause(check, verdict) -> tuple[tuple, str]:

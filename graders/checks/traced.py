@@ -1,44 +1,49 @@
-"""One answer cell graded from a single recording per scenario, watched from outside (Levels 3
-and 4): the cell is read, joined with the code the grader adds, run once per scenario in the
-sandbox, and each check judges its own verdicts of that recording."""
+"""The engines an exercise's ``grade`` builds on: its program (`Exercise.program`) recorded once
+per scenario, watched from outside, and each check judging its own verdicts of that recording.
+
+- :func:`grade_crash_matrix`: every crash point of the kinds its checks judge (``Check.kinds``),
+  each check judged on its own kinds (:func:`judge_crash_matrix`); the scenarios side by side.
+- :func:`grade_recorded`: one recording per scenario, turned into verdicts by the exercise's own
+  function (the power-cut states, a matrix held to other rules) and judged by its own ``judge``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from graders.checks.answer_cells import AnswerCells
-from graders.checks.result import CheckResult, check_result
+from graders.checks.base import HINT_LINE, Check, exercise
+from graders.checks.counting import counts_against, kind_of
+from graders.checks.result import CheckResult, check_result, not_checked
 from graders.grading.observers import harness_for
 from graders.grading.recorded import TracedHarness
 from graders.sandbox.serve import SandboxUnavailable
-from graders.submission import Part, Submission
+from graders.text import plural
 
-__all__ = ["grade_one_cell"]
+__all__ = ["grade_recorded", "grade_crash_matrix", "run_crash_matrix", "judge_crash_matrix",
+           "lower_first"]
 
 
-def grade_one_cell(cells: AnswerCells | str, checks: list, timeout: float | None, *,
-                   notebook: str, cell: str, name: str, what: str,
-                   join: Callable[[Part], list[Part]],
-                   verdicts_of: Callable[[TracedHarness, str], list],
-                   judge: Callable[[object, list], CheckResult],
-                   checker=None, fallback: bool = False) -> dict[str, CheckResult]:
-    """Grade answer cell ``cell`` (which must define ``name``) of ``cells`` on ``checks``.
+def grade_recorded(cells: AnswerCells, checks: list, timeout: float | None, fallback: bool, *,
+                   what: str, verdicts_of: Callable[[TracedHarness, str], list],
+                   judge: Callable[[object, list], CheckResult]) -> dict[str, CheckResult]:
+    """Grade ``cells`` on ``checks``: the exercise's program run once per scenario.
 
-    ``join`` makes the graded program's parts from the cell; ``verdicts_of(harness, scenario)``
-    gets the verdicts of one recording; ``judge(check, verdicts)`` turns them into the check's
-    result. ``what`` says what needs the sandbox, for the one line a machine without one gets.
-    Lines in the messages are lines of the part they are in (the answer cell, or the code the
-    grader added), as the runner's program was made of them.
-    ``fallback`` (a self-check) runs it on the best observer this machine has instead.
+    ``verdicts_of(harness, scenario)`` gets the verdicts of one recording, each crash state held
+    to the exercise's ``rules``; ``judge(check,
+    verdicts)`` turns them into the check's result. ``what`` says what needs the sandbox, for
+    the one line a machine without one gets. Lines in the messages are lines of the part they
+    are in (the answer cell, or the code the grader added), as the runner's program was made of
+    them. ``fallback`` (a self-check) runs it on the best observer this machine has instead.
     """
-    part, problem = AnswerCells.of(cells, notebook).readable(cell, name)
+    record = exercise(cells.notebook)
+    submission, problem = record.program(cells)
     if problem:
         return {c.id: check_result(c.id, False, f"Could not run this check: {problem.rstrip('.')}.")
                 for c in checks}
-    submission = Submission.from_parts(join(part), name=notebook)
     try:
         harness, _note = harness_for(submission, timeout, allow_fallback=fallback,
-                                     rules=checker)
+                                     rules=record.rules)
     except SandboxUnavailable as why:
         raise SandboxUnavailable(f"{what} by watching your code's file operations from outside, "
                                  f"which needs Linux with strace and bubblewrap ({why})") from None
@@ -49,3 +54,90 @@ def grade_one_cell(cells: AnswerCells | str, checks: list, timeout: float | None
             by_scenario[check.scenario] = verdicts_of(harness, check.scenario)
         results[check.id] = judge(check, by_scenario[check.scenario])
     return results
+
+
+def grade_crash_matrix(cells: AnswerCells, checks: list[Check], timeout,
+                       fallback: bool = False) -> dict[str, CheckResult]:
+    """Grade ``cells`` on ``checks``, each judged on its own crash point kinds."""
+    submission, problem = exercise(cells.notebook).program(cells)
+    if problem:
+        return {c.id: check_result(c.id, False, f"Could not run your code: {problem}.")
+                for c in checks}
+    return run_crash_matrix(submission, checks, timeout, fallback)
+
+
+def run_crash_matrix(submission, checks: list[Check], timeout,
+                     fallback: bool = False) -> dict[str, CheckResult]:
+    """Run ``checks`` on ``submission``: one harness per scenario, side by side for a source."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    scenarios = list(dict.fromkeys(c.scenario for c in checks))
+
+    def matrix(scenario: str) -> list:
+        kinds = {"no_crash", *(k for c in checks if c.scenario == scenario for k in c.kinds)}
+        harness, _note = harness_for(submission, timeout, allow_fallback=fallback)
+        with harness:
+            return harness.run_matrix(scenario, kinds)
+
+    if submission.in_process or len(scenarios) == 1:
+        verdicts = {scenario: matrix(scenario) for scenario in scenarios}
+    else:
+        # The work is in the harnesses' child processes; threads only wait for them.
+        with ThreadPoolExecutor(len(scenarios)) as pool:
+            verdicts = dict(zip(scenarios, pool.map(matrix, scenarios), strict=True))
+    return {c.id: judge_crash_matrix(c, verdicts[c.scenario]) for c in checks}
+
+
+_KIND_WORDS = {
+    "torn_write": "torn writes",
+    "killed_before_rename": "kills just before a rename",
+    "killed_during_tool": "kills while a tool runs",
+    "killed_during_model_call": "kills while the model is called",
+    "restart": "restarts after a kill that left files behind",
+    "disk_full": "a disk that fills during a save",
+}
+
+
+def judge_crash_matrix(check: Check, verdicts: list) -> CheckResult:
+    """Turn the verdicts of one scenario into ``check``'s result (its own kinds only)."""
+    mine = [v for v in verdicts if kind_of(v) in (*check.kinds, "no_crash", "load")]
+    load = [v for v in mine if kind_of(v) == "load"]
+    if load:
+        return check_result(check.id, False, f"Could not run your code on {check.scenario}: "
+                            f"{load[0].message}", load)
+    skipped = [v for v in mine if getattr(v, "skipped", False)]
+    if skipped or not mine:
+        reason = skipped[0].message if skipped else "the crash harness ran no crash point"
+        return not_checked(check.id, f"Could not run this check here: {reason}", mine)
+    crashes = [v for v in mine if kind_of(v) != "no_crash"]
+    words = [_KIND_WORDS.get(k, k) for k in check.kinds]
+    kinds = ", ".join(words[:-1]) + (" and " if len(words) > 1 else "") + words[-1]
+    crash_points = plural(len(crashes), "crash point")
+    done = f"Ran your code on {check.scenario} to the end and at {crash_points} ({kinds})"
+    unfinished = [v for v in mine if kind_of(v) == "no_crash" and counts_against(check.id, v)]
+    if unfinished:
+        summary = (f"Ran your code on {check.scenario} with no crash at all, and it did not get "
+                   "through (no_crash, below).")
+        cause = lower_first(unfinished[0].message)
+        result = check_result(check.id, False, f"Ran your code on {check.scenario} with no crash "
+                              f"at all, and it did not get through: {cause}", mine)
+        result.summary = summary
+        return result
+    failed = [v for v in mine if counts_against(check.id, v)]
+    if not failed:
+        return check_result(check.id, True, f"{done}: {check.success}.", mine)
+    first = failed[0]
+    more = (f" ({plural(len(failed) - 1, 'more crash point')} failed too)"
+            if len(failed) > 1 else "")
+    summary = f"{done}; {len(failed)} of {len(crashes)} failed."
+    result = check_result(check.id, False, f"{summary} At {first.point}: {first.message}{more}"
+                          f" {HINT_LINE}", mine)
+    result.summary = summary
+    return result
+
+
+def lower_first(text: str) -> str:
+    """``text`` to follow a colon: its first letter in lower case (never an acronym's)."""
+    if len(text) > 1 and text[0].isupper() and not text[1].isupper():
+        return text[0].lower() + text[1:]
+    return text

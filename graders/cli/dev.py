@@ -1,20 +1,19 @@
 """``checkpoint-lab dev check``: the maintainer's check of every exercise, both directions.
 
-For each exercise notebook (rustlings' ``dev check``): the committed release is what the build
-makes; the reference passes every check; the starter, as released, fails every check; every
-fixture gets the outcome its name says. One line per exercise, then the mismatches; exit status
-1 on any.
+For each exercise of the registry (`graders.checks.EXERCISES`; rustlings' ``dev check``): the
+committed release is what the build makes; the reference passes every check; the starter, as
+released, fails every check; and every fixture of ``tests/fixtures/<exercise>/`` and of its
+``adversarial/`` catalog gets, check by check, what its folder's ``expected.json`` says (the one
+truth table of the fixtures). A fixture's name must agree with its row (:func:`name_problem`):
+``passes_*`` passes every check; ``starter``, ``cheat_*`` and ``fails_all_*`` fail every one;
+``fails_<check>_*`` fails the check it names (and what else its row says). One line per
+exercise, then the mismatches; exit status 1 on any. ``--root`` checks another course checkout
+laid out as this one (``exercises/``, ``solutions/``, ``tests/fixtures/``).
 
-An exercise's fixtures are ``tests/fixtures/<exercise>/*.py`` and its adversarial catalog in
-``tests/fixtures/<exercise>/adversarial/*.py``; Level 1's are ``save_checkpoint`` cells, judged
-by the check that runs that cell. Their names say their outcome: ``passes_*`` pass every check;
-``starter``, ``*fails_all*`` and ``cheat_*`` fail every one; ``fails_atomic_*`` /
-``fails_save_point_a_*`` (Level 2), ``fails_file_*`` / ``fails_directory_*`` (Level 3) and
-``fails_no_call_lost_*`` / ``fails_results_kept_*`` / ``fails_one_result_message_*`` (Level 4)
-fail the checks of that name and pass the others; any other name fails at least one check. Each
-catalog's ``adversarial/expected.json`` says exactly, check by check, what a correct judge says.
-A catalog file may carry ``# notebook: ...`` lines: how the one-batch harm test hands it in
-(``tests/test_adversarial_batch.py``); here only its code is graded.
+A fixture file is the answer cell its exercise's record names (``Exercise.fixture_cell``), or a
+whole submission (`graders.checks.answer_cells.fixture_cells`); its row lists the checks it is
+judged on. A catalog file may carry ``# notebook: ...`` lines: how the one-batch harm test hands
+it in (``tests/test_adversarial_batch.py``); here only its code is graded.
 """
 
 from __future__ import annotations
@@ -24,16 +23,11 @@ import concurrent.futures
 import json
 from pathlib import Path
 
-__all__ = ["add_arguments", "run", "expected_outcome", "fixtures_of", "judged_checks",
-           "NAMED_PARTS"]
+__all__ = ["add_arguments", "run", "fixtures_of", "truth_of", "name_problem", "ROOT"]
 
+#: The checkout this package runs from.
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "tests" / "fixtures"
-#: ``fails_<part>_*``: fails the checks whose id holds ``part`` and passes the others.
-NAMED_PARTS = (("fails_atomic_", "atomic_save"), ("fails_save_point_a_", "save_point_a"),
-               ("fails_file_", "file_synced"), ("fails_directory_", "directory_synced"),
-               ("fails_no_call_lost_", "no_call_lost"), ("fails_results_kept_", "results_kept"),
-               ("fails_one_result_message_", "one_result_message"))
+TRUTH = "expected.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,58 +35,67 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--exercise", metavar="NAME", action="append",
                         help="only this exercise notebook (repeatable), e.g. 03_power_cut")
     parser.add_argument("--jobs", "-j", type=int, default=2, help="submissions graded at once")
+    parser.add_argument("--root", metavar="DIR", type=Path, default=ROOT,
+                        help="the course checkout to check (default: this one)")
 
 
-def fixtures_of(notebook: str) -> list[Path]:
-    """The fixture submissions of ``notebook``: its folder, named as the exercise."""
-    folder = FIXTURES / notebook
+def fixtures_of(notebook: str, root: Path = ROOT) -> list[Path]:
+    """The fixture submissions of ``notebook``: its folder, named as the exercise, and its
+    adversarial catalog."""
+    folder = root / "tests" / "fixtures" / notebook
     return sorted(folder.glob("*.py")) + sorted((folder / "adversarial").glob("*.py"))
 
 
-def judged_checks(notebook: str, check_ids: list[str]) -> list[str]:
-    """The checks a fixture of ``notebook`` is judged on (Level 1's fixtures are a save cell)."""
-    if notebook.startswith("01"):
-        return [c for c in check_ids if c == "l1_saves_all_six"]
-    return list(check_ids)
+def truth_of(folder: Path) -> dict[str, dict[str, bool]]:
+    """``folder``'s ``expected.json``: fixture name -> check id -> whether it must pass."""
+    path = folder / TRUTH
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
-def _adversarial(path: Path) -> dict:
-    table = path.parent / "expected.json"
-    return json.loads(table.read_text()) if table.exists() else {}
+def _short(check_id: str) -> str:
+    """A check's name in a fixture's name: its id without the level and ``_hidden``."""
+    return check_id.split("_", 1)[-1].removesuffix("_hidden")
 
 
-def expected_outcome(path: Path, check_ids: list[str]) -> dict[str, bool] | str:
-    """check id -> must pass, or ``"some_fail"`` when the name only says something fails."""
-    table = _adversarial(path) if path.parent.name == "adversarial" else {}
-    if path.stem in table:
-        return {c: bool(table[path.stem].get(c)) for c in check_ids if c in table[path.stem]}
-    name = path.stem
+def name_problem(name: str, row: dict[str, bool]) -> str | None:
+    """What is wrong with fixture name ``name`` for its row of expected.json, or None.
+
+    ``passes_<what>`` passes every check; ``starter``, ``cheat_<what>`` and ``fails_all_<what>``
+    fail every one; ``fails_<check>_<what>`` fails the checks ``<check>`` names (a check's id
+    without its level and ``_hidden``, or that name's first word: ``fails_atomic_*``), and any
+    ``fails_*`` fails at least one. No other name says its outcome.
+    """
+    failing = sorted(c for c, passes in row.items() if not passes)
+    if not row:
+        return "its row names no check"
     if name.startswith("passes_"):
-        return dict.fromkeys(check_ids, True)
-    if name == "starter" or "fails_all" in name or name.startswith("cheat_"):
-        return dict.fromkeys(check_ids, False)
-    for prefix, part in NAMED_PARTS:
-        if name.startswith(prefix):
-            return {c: part not in c for c in check_ids}
-    return "some_fail"
+        return f"named passes_, but its row fails {', '.join(failing)}" if failing else None
+    if name == "starter" or name.startswith(("cheat_", "fails_all_")):
+        passing = sorted(set(row) - set(failing))
+        return f"named to fail every check, but its row passes {', '.join(passing)}" \
+            if passing else None
+    if name.startswith("fails_"):
+        rest = name.removeprefix("fails_")
+        named = {c for c in row if rest == _short(c) or rest.startswith(f"{_short(c)}_")
+                 or rest.split("_")[0] == _short(c).split("_")[0]}
+        passing = sorted(named - set(failing))
+        if passing:
+            return f"named for {', '.join(passing)}, but its row passes it"
+        return None if failing else "named fails_, but its row passes every check"
+    return ("its name does not say its outcome (passes_<what>, fails_<check>_<what>, "
+            "fails_all_<what>, cheat_<what> or starter)")
 
 
-def _source(path: Path, notebook: str) -> str:
-    text = path.read_text(encoding="utf-8")
-    cell = {"01": "l1_save_checkpoint", "03": "l3_save_checkpoint"}.get(notebook[:2])
-    return f"# --- answer cell {cell} ---\n{text}" if cell else text
-
-
-def _release_and_reference(notebook: str):
-    """(starter source, reference source) of ``notebook``, from the release and the build."""
+def _release_and_reference(notebook: str, root: Path = ROOT):
+    """(starter, reference) answer cells of ``notebook``, from the release and the build."""
     import nbformat
 
     from graders.checks import submission_from_notebook
-    from graders.nbgrader_plumbing.source_notebook import SOURCES_DIR, build_source_notebook
+    from graders.nbgrader_plumbing.source_notebook import build_source_notebook
 
-    release = ROOT / "exercises" / f"{notebook}.ipynb"
+    release = root / "exercises" / f"{notebook}.ipynb"
     starter = submission_from_notebook(nbformat.read(release, as_version=4), notebook)
-    nb = build_source_notebook(SOURCES_DIR / f"{notebook}.py")
+    nb = build_source_notebook(root / "exercises" / "src" / f"{notebook}.py", root)
     for cell in nb.cells:
         cell.source = "\n".join(line for line in cell.source.splitlines()
                                 if "BEGIN SOLUTION" not in line and "END SOLUTION" not in line)
@@ -100,52 +103,84 @@ def _release_and_reference(notebook: str):
     return starter, reference
 
 
-def _check_exercise(notebook: str, jobs: int, stale: list[str]) -> tuple[str, list[str]]:
+def _table_problems(notebook: str, root: Path, ids: list[str]) -> list[str]:
+    """What is wrong with the truth tables of ``notebook``'s fixture folders themselves."""
+    problems = []
+    folder = root / "tests" / "fixtures" / notebook
+    for where in (folder, folder / "adversarial"):
+        files = {p.stem for p in where.glob("*.py")}
+        truth = truth_of(where)
+        shown = where.relative_to(folder.parent)
+        problems += [f"{shown}/{TRUTH}: {name} has no fixture file"
+                     for name in sorted(set(truth) - files)]
+        for name, row in sorted(truth.items()):
+            unknown = sorted(set(row) - set(ids))
+            if unknown:
+                problems.append(f"{shown}/{TRUTH}: {name} names no check of {notebook}: "
+                                f"{', '.join(unknown)}")
+            problem = name_problem(name, row) if name in files else None
+            if problem:
+                problems.append(f"{shown}/{name}.py: {problem}")
+    return problems
+
+
+def _grade_fixtures(notebook: str, root: Path, jobs: int) -> tuple[int, list[str]]:
+    """(how many fixtures were graded as their row says, what differs)."""
+    from graders.checks import grade_submission
+    from graders.checks.answer_cells import fixture_cells
+
+    fixtures = fixtures_of(notebook, root)
+
+    def grade(path: Path):
+        cells = fixture_cells(path.read_text(encoding="utf-8"), notebook)
+        return path, grade_submission(cells, notebook)
+
+    good, problems = 0, []
+    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+        for path, results in pool.map(grade, fixtures):
+            want = truth_of(path.parent).get(path.stem)
+            if not want:
+                problems.append(f"{path.name}: not in {path.parent.name}/{TRUTH}, which must say "
+                                "what each check gives it")
+                continue
+            wrong = [c for c, must in want.items() if c in results and results[c].passed != must]
+            if wrong:
+                problems.append(f"{path.name}: " + "; ".join(
+                    f"{c} {'passed' if results[c].passed else 'failed'}, {TRUTH} says "
+                    f"{'pass' if want[c] else 'fail'} ({results[c].message[:300]})"
+                    for c in wrong))
+            else:
+                good += 1
+    return good, problems
+
+
+def _check_exercise(notebook: str, root: Path, jobs: int,
+                    stale: list[str]) -> tuple[str, list[str]]:
     from graders.checks import checks_for, grade_submission
 
     problems = [f"release: {line}" for line in stale if line.startswith(notebook)]
     ids = [c.id for c in checks_for(notebook)]
-    starter, reference = _release_and_reference(notebook)
+    starter, reference = _release_and_reference(notebook, root)
     graded = {"reference": grade_submission(reference, notebook),
               "starter": grade_submission(starter, notebook)}
     failing = [c for c, r in graded["reference"].items() if not r.passed]
     problems += [f"reference fails {c}: {graded['reference'][c].message[:300]}" for c in failing]
     problems += [f"starter passes {c}" for c, r in graded["starter"].items() if r.passed]
-    fixtures = fixtures_of(notebook)
-
-    def grade(path: Path):
-        return path, grade_submission(_source(path, notebook), notebook)
-
-    judged = judged_checks(notebook, ids)
-    mismatched = 0
-    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
-        for path, results in pool.map(grade, fixtures):
-            want = expected_outcome(path, judged)
-            if want == "some_fail":
-                if all(results[c].passed for c in judged):
-                    problems.append(f"{path.name}: passes every check, but its name says "
-                                    "something fails")
-                    mismatched += 1
-                continue
-            wrong = [c for c, must in want.items() if results[c].passed != must]
-            if wrong:
-                mismatched += 1
-                problems.append(f"{path.name}: " + "; ".join(
-                    f"{c} {'passed' if results[c].passed else 'failed'}, its name says "
-                    f"{'pass' if want[c] else 'fail'} ({results[c].message[:300]})"
-                    for c in wrong))
+    problems += _table_problems(notebook, root, ids)
+    good, mismatches = _grade_fixtures(notebook, root, jobs)
+    problems += mismatches
     ref = sum(r.passed for r in graded["reference"].values())
     start = sum(r.passed for r in graded["starter"].values())
     status = "ok" if not problems else "FAIL"
     line = (f"{notebook}: {status} (release {'in sync' if not stale else 'checked'}; reference "
             f"{ref}/{len(ids)} checks; starter {start}/{len(ids)}; "
-            f"{len(fixtures) - mismatched}/{len(fixtures)} fixtures as named)")
+            f"{good}/{len(fixtures_of(notebook, root))} fixtures as named)")
     return line, problems
 
 
 def run(args: argparse.Namespace) -> int:
     """Check every exercise; exit 1 on any mismatch."""
-    from graders.checks import NOTEBOOKS
+    from graders.checks import EXERCISES
     from graders.cli import UsageError
     from graders.grading.observers import grading_problem
     from graders.nbgrader_plumbing.build import stale_exercises
@@ -153,14 +188,16 @@ def run(args: argparse.Namespace) -> int:
     problem = grading_problem()
     if problem:
         raise UsageError(f"dev check grades through the sandbox: {problem}")
-    wanted = args.exercise or list(NOTEBOOKS)
-    unknown = [n for n in wanted if n not in NOTEBOOKS]
+    root = Path(args.root).resolve()
+    wanted = args.exercise or [n for n in EXERCISES if (root / "exercises" / "src" /
+                                                        f"{n}.py").exists()]
+    unknown = [n for n in wanted if n not in EXERCISES]
     if unknown:
-        raise UsageError(f"no exercise {unknown[0]!r}; the exercises are {', '.join(NOTEBOOKS)}")
-    stale = stale_exercises()
+        raise UsageError(f"no exercise {unknown[0]!r}; the exercises are {', '.join(EXERCISES)}")
+    stale = stale_exercises(root / "exercises", root / "exercises" / "src", root)
     failed = False
     for notebook in wanted:
-        line, problems = _check_exercise(notebook, args.jobs, stale)
+        line, problems = _check_exercise(notebook, root, args.jobs, stale)
         print(line, flush=True)
         for item in problems:
             print(f"  - {item}")
