@@ -92,6 +92,21 @@ def test_constraints_pin_every_dependency_pyproject_names():
     assert "python3 course.py pin" in lines[0] + lines[1]
 
 
+def test_importing_nbformat_builds_no_uri_grammar():
+    """rfc3987-syntax (pulled in by jsonschema's format-nongpl extra from jsonschema 4.25) builds
+    a Lark grammar when jsonschema is imported: seconds in every process that imports nbformat.
+    pyproject.toml holds jsonschema below 4.25 to keep it out."""
+    code = ("import sys, nbformat, jsonschema\n"
+            "print(sorted(m for m in sys.modules\n"
+            "             if m.split('.')[0] in ('rfc3987_syntax', 'lark')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", (
+        f"import nbformat loads {out.stdout.strip()}: jsonschema's format-nongpl extra brought "
+        "rfc3987-syntax back (see the jsonschema hold in pyproject.toml)")
+
+
 def test_environment_yml_python_matches_requires_python():
     requires = _pyproject()["project"]["requires-python"]
     assert requires == ">=3.11"
