@@ -643,3 +643,30 @@ def plain_lab(chromium, tmp_path_factory):
         yield running
     finally:
         stop_lab(running)
+
+
+# -- the authored exercises as notebooks (tests/test_exercise_content.py, test_cli_check.py) ----
+
+def notebook_variant(name: str, variant: str):
+    """The notebook built from the authored file ``exercises/src/<name>.py`` with the ``starter``
+    or ``reference`` answers.
+
+    ``starter`` is what a student receives (the starter code in each answer cell, an empty
+    written answer); ``reference`` has the solutions in the answer cells.
+    """
+    from graders.nbgrader_plumbing.build import build_source_notebook
+
+    nb = build_source_notebook(ROOT / "exercises" / "src" / f"{name}.py")
+    for cell in nb.cells:
+        if not cell.metadata.get("nbgrader", {}).get("solution"):
+            continue
+        if cell.cell_type == "code":
+            if variant == "starter":
+                cell.source = cell.metadata["checkpoint_lab"]["starter"]
+            else:
+                cell.source = "\n".join(line for line in cell.source.splitlines()
+                                        if "BEGIN SOLUTION" not in line
+                                        and "END SOLUTION" not in line)
+        elif variant == "starter":
+            cell.source = "YOUR ANSWER HERE"
+    return nb
