@@ -239,11 +239,10 @@ def _pip_calls(venv: Path) -> list[list[str]]:
 
 def test_course_py_installs_once_and_again_when_pyproject_or_constraints_change(tmp_path):
     pyproject = _tiny_project(tmp_path)
-    venv = _stub_venv(tmp_path)
+    venv = _stub_venv(tmp_path, pytest_too=False)  # each run ends at once: no pytest there
 
     first = _course(tmp_path)
-    assert "Installing the course's packages" in first.stdout
-    assert first.returncode == 0 and "1 passed" in first.stdout, first.stdout + first.stderr
+    assert "Installing the course's packages" in first.stdout, first.stdout + first.stderr
     [call] = _pip_calls(venv)
     assert call[:1] == ["install"] and call[-2:] == ["-e", f"{tmp_path}[test]"], call
     assert "-c" not in call, "no constraints.txt: nothing to constrain with"
@@ -270,7 +269,7 @@ def test_course_py_installs_once_and_again_when_pyproject_or_constraints_change(
 
 def test_course_py_says_when_pip_fails_and_tries_again_next_time(tmp_path):
     _tiny_project(tmp_path)
-    venv = _stub_venv(tmp_path)
+    venv = _stub_venv(tmp_path, pytest_too=False)
     failed = _course(tmp_path, PIP_STUB_EXIT="3")
     assert failed.returncode != 0
     assert "pip could not install the course's packages (exit 3)" in failed.stderr
