@@ -16,11 +16,9 @@ import json
 import os
 import re
 import shutil
-import socket
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -259,14 +257,37 @@ NBGRADER_WRITES = ("gradebook.db", "autograded", "feedback", "submitted",
 SOLUTIONS = "the checkout's solutions/"
 #: Names the catalog's cheats drop in /tmp or /dev/shm when nothing stops them.
 DROPPINGS = ("checkpoint-lab-fill.bin", ".checkpoint-lab-runs-", "checkpoint-lab-drop-")
-#: Waits for the batch's end on its stdin; starts the grade command; reports how it ended.
+#: Process 1 of the batch's own PID and network namespaces: brings the namespace's loopback up
+#: and listens on it at LISTEN (no other run's listener can collide with it there), runs the
+#: grade command (argv), says how it ended ("ENDED <status>"), waits for the test's word on its
+#: stdin, then says what reached the listener ("SEEN <json list>").
 _SHIM = """
 # checkpoint-lab test harness
-import subprocess, sys
+import fcntl, json, socket, struct, subprocess, sys, threading
+with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as lo:
+    fcntl.ioctl(lo, 0x8914, struct.pack("16sh22x", b"lo", 1))  # SIOCSIFFLAGS: IFF_UP
+listener = socket.socket()
+listener.bind(("127.0.0.1", PORT))
+listener.listen(64)
+seen = []
+
+def serve():
+    while True:
+        conn, peer = listener.accept()
+        conn.settimeout(0.5)
+        try:
+            data = conn.recv(200)
+        except OSError:
+            data = b""
+        conn.close()
+        seen.append("%s: %r" % (peer, data[:120]))
+
+threading.Thread(target=serve, daemon=True).start()
 proc = subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL)
 print("ENDED", proc.returncode, flush=True)
 sys.stdin.readline()
-"""
+print("SEEN", json.dumps(seen), flush=True)
+""".replace("PORT", str(LISTEN[1]))
 
 
 def _hash_tree(root: Path, skip: tuple[str, ...] = ()) -> dict[str, str]:
@@ -380,52 +401,12 @@ def _scores(gradebook: Path) -> dict[str, dict[str, float]]:
     return found
 
 
-class _Listener:
-    """Accepts and records every connection to 127.0.0.1:47613 until closed."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            self.sock.bind(LISTEN)
-        except OSError as err:
-            self.sock.close()
-            pytest.fail(f"cannot listen on {LISTEN[0]}:{LISTEN[1]} ({err}): another run of "
-                        "this test, or another program, holds the port; stop it and run again")
-        self.sock.listen(64)
-        self.sock.settimeout(0.2)
-        self.seen: list[str] = []
-        self.open = True
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while self.open:
-            try:
-                conn, peer = self.sock.accept()
-            except OSError:
-                continue
-            conn.settimeout(0.5)
-            try:
-                data = conn.recv(200)
-            except OSError:
-                data = b""
-            conn.close()
-            self.seen.append(f"{peer}: {data[:120]!r}")
-
-    def close(self) -> list[str]:
-        self.open = False
-        self.thread.join(5)
-        self.sock.close()
-        return self.seen
-
-
-def _hand_in(submissions: Path, releases: dict[str, dict]) -> list[str]:
-    """Write every student's notebook; return the students handed in as a symbolic link."""
+def _hand_in(submissions: Path, releases: dict[str, dict], students: dict) -> list[str]:
+    """Write each of ``students``' notebooks; return the students handed in as a symbolic link."""
     from tests.fixtures.notebooks.submissions import submission_notebook
 
     links = []
-    for student, (level, name, _) in STUDENTS.items():
+    for student, (level, name, _) in students.items():
         folder = submissions / student
         folder.mkdir(parents=True)
         target = folder / f"{level}.ipynb"
@@ -457,10 +438,12 @@ def _feedback_html(course, student: str, level: str) -> str:
         f"(no feedback: {made.stdout[-400:]} {made.stderr[-400:]})")
 
 
-def grade_catalog_batch(scratch: Path, wrap: tuple[str, ...] = ()) -> dict:
-    """Build a course in ``scratch``, hand in every student, grade them all in one batch
-    contained in a PID namespace of its own, the grade command run under ``wrap`` (a command
-    prefix, such as :func:`docker_root`'s); what the tests of the batch look at."""
+def grade_catalog_batch(scratch: Path, wrap: tuple[str, ...] = (),
+                        students: dict | None = None) -> dict:
+    """Build a course in ``scratch``, hand in ``students`` (by default every one of
+    :data:`STUDENTS`), grade them all in one batch contained in a PID namespace of its own, the
+    grade command run under ``wrap`` (a command prefix, such as :func:`docker_root`'s); what the
+    tests of the batch look at."""
     from graders.nbgrader_plumbing.course import build_course
     from tests.fixtures.notebooks.course_cache import TEST_CELL_TIMEOUT
 
@@ -468,8 +451,9 @@ def grade_catalog_batch(scratch: Path, wrap: tuple[str, ...] = ()) -> dict:
     course = build_course(scratch / "course", cell_timeout=TEST_CELL_TIMEOUT)
     releases = {level: json.loads((course.release_dir / f"{level}.ipynb").read_text())
                 for level in _catalog().LEVELS}
+    students = STUDENTS if students is None else students
     submissions = scratch / "submissions"
-    _hand_in(submissions, releases)
+    _hand_in(submissions, releases, students)
     home = scratch / "home"
     home.mkdir()
     (home / ".profile").write_text("# a decoy home: nothing may change here\n")
@@ -486,15 +470,15 @@ def grade_catalog_batch(scratch: Path, wrap: tuple[str, ...] = ()) -> dict:
     hashed = {label: _hash_tree(root, skip) for label, (root, skip) in canaries.items()}
     droppings = _droppings()
     before = _processes()
-    listener = _Listener()
     csv_path = scratch / "scores.csv"
     grade = [sys.executable, "-m", "graders.cli", "grade", str(submissions), "--course",
              str(course.root), "--csv", str(csv_path), "--quiet", "--no-feedback"]
     with (scratch / "stderr.txt").open("wb") as stderr:
-        shim = subprocess.Popen([*contained(), *wrap, sys.executable, "-c", _SHIM, *grade],
+        shim = subprocess.Popen([*contained(), "--net", sys.executable, "-c", _SHIM, *wrap,
+                                 *grade],
                                 cwd=scratch, env=grading_env(home), stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=stderr, start_new_session=True)
-    result: dict = {"course": course, "students": sorted(STUDENTS)}
+    result: dict = {"course": course, "students": sorted(students)}
     try:
         # The grade command's own output goes to stderr (tqdm, warnings) and stdout; the shim's
         # last line is "ENDED <status>".
@@ -529,16 +513,14 @@ def grade_catalog_batch(scratch: Path, wrap: tuple[str, ...] = ()) -> dict:
         result["scores_later"] = _scores(course.gradebook_path)
     finally:
         try:
-            shim.stdin.write(b"done\n")
-            shim.stdin.close()
-        except OSError:
-            pass
-        try:
-            shim.wait(timeout=60)
-        except subprocess.TimeoutExpired:
+            said, _ = shim.communicate(b"done\n", timeout=60)
+        except (subprocess.TimeoutExpired, OSError):
             shim.kill()
-            shim.wait()
-        shim.stdout.close()
+            said, _ = shim.communicate()
+        seen = [line[5:] for line in said.decode(errors="replace").splitlines()
+                if line.startswith("SEEN ")]
+        result["connections"] = json.loads(seen[0]) if seen else [
+            f"the shim did not say what reached its listener: {said[-300:]!r}"]
         err = (scratch / "stderr.txt").read_bytes()
         text = err.decode(errors="replace")
         first = text.find("Traceback")
@@ -546,7 +528,6 @@ def grade_catalog_batch(scratch: Path, wrap: tuple[str, ...] = ()) -> dict:
                                                     text))
         result["stderr"] = (text[first:first + 3000] + "\n...\n" if first >= 0 else "") \
             + text[-3000:]
-        result["connections"] = listener.close()
     result["written"] = {label: _diff(hashed[label], _hash_tree(root, skip),
                                       new_files=label != SOLUTIONS)
                          for label, (root, skip) in canaries.items()}
@@ -557,7 +538,7 @@ def grade_catalog_batch(scratch: Path, wrap: tuple[str, ...] = ()) -> dict:
                          for where, said in outputs.items() for i in [said.find("\x1b")]
                          if i >= 0]
     result["feedback"] = {student: _feedback_html(course, student, level)
-                          for student, (level, name, _) in STUDENTS.items()
+                          for student, (level, name, _) in students.items()
                           if name and _catalog().directives(level, name).get("written-answer")}
     return result
 
@@ -643,3 +624,43 @@ def plain_lab(chromium, tmp_path_factory):
         yield running
     finally:
         stop_lab(running)
+
+
+# -- the authored exercises as notebooks (tests/test_exercise_content.py, test_cli_check.py) ----
+
+def notebook_variant(name: str, variant: str):
+    """The notebook built from the authored file ``exercises/src/<name>.py`` with the ``starter``
+    or ``reference`` answers.
+
+    ``starter`` is what a student receives (the starter code in each answer cell, an empty
+    written answer); ``reference`` has the solutions in the answer cells.
+    """
+    from graders.nbgrader_plumbing.build import build_source_notebook
+
+    nb = build_source_notebook(ROOT / "exercises" / "src" / f"{name}.py")
+    for cell in nb.cells:
+        if not cell.metadata.get("nbgrader", {}).get("solution"):
+            continue
+        if cell.cell_type == "code":
+            if variant == "starter":
+                cell.source = cell.metadata["checkpoint_lab"]["starter"]
+            else:
+                cell.source = "\n".join(line for line in cell.source.splitlines()
+                                        if "BEGIN SOLUTION" not in line
+                                        and "END SOLUTION" not in line)
+        elif variant == "starter":
+            cell.source = "YOUR ANSWER HERE"
+    return nb
+
+
+# -- opt-in tests --------------------------------------------------------------------------------
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``index`` ask the package index for its newest releases: their outcome moves
+    with the index, so they run only when asked for (``-m index``, or any ``-m`` naming it)."""
+    if "index" in (config.getoption("markexpr") or ""):
+        return
+    kept = [item for item in items if item.get_closest_marker("index") is None]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+        items[:] = kept

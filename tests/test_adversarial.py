@@ -24,18 +24,11 @@ import sys
 import pytest
 
 from graders.cli.dev import name_problem
-from tests.conftest import contained, grading_env, require_tools, tools_problem
+from tests.conftest import contained, grading_env, require_tools
 from tests.fixtures import catalog
 
 pytestmark = pytest.mark.sandbox
 
-__all__ = ["CATALOG", "EXPECTED", "CHECK_IDS", "LEVEL2", "tools_problem", "require_tools",
-           "contained", "grading_env"]
-
-LEVEL2 = catalog.LEVELS[1]
-CATALOG = catalog.CATALOGS[LEVEL2]
-EXPECTED: dict[str, dict[str, bool]] = catalog.EXPECTED[LEVEL2]
-CHECK_IDS = catalog.JUDGED[LEVEL2]
 #: How many entries the catalogs held before issue 16's round (all in Level 2's).
 BEFORE_ISSUE_16 = 66
 

@@ -1,10 +1,18 @@
-"""Every adversarial catalog in ONE real nbgrader batch, and the harm it may not do.
+"""What only nbgrader can show of the adversarial catalogs, in ONE real batch, and the harm it may
+not do.
 
-A fresh course is built; the reference, the starter and every entry of every exercise's catalog
-(``tests/fixtures/<exercise>/adversarial/``, ``tests/fixtures/catalog.py``) hand in as one student
-each (the entry's code in its exercise's answer cell, its ``# notebook:`` directives applied: a
-split answer cell, an odd student id, a symbolic link, odd metadata, 40,000 cells, HTML in the
-written answer); ``checkpoint-lab grade`` grades them all at once. Then:
+``checkpoint-lab dev check`` (``tests/test_adversarial.py``) already grades every entry of every
+catalog (``tests/fixtures/<exercise>/adversarial/``, ``tests/fixtures/catalog.py``) and proves each
+one's per-check score: the same answer-cell code through the same ``grade_submission``, many at
+once. What it cannot show is what happens around the verdict when ``checkpoint-lab grade`` runs
+nbgrader on a class: the notebook, the gradebook, the grade command's pool of workers, its
+outputs, and the machine seen from outside. So a fresh course is built and one student each
+hands in (:data:`BATCH`): the reference and the starter; every entry whose harm lands outside
+its verdict (:data:`HARMS`); every entry with ``# notebook:`` directives (a split answer cell,
+an odd student id, a symbolic link, odd metadata, 40,000 cells, HTML in the written answer);
+and, per exercise, one entry that passes and one that fails each part, so that per-check
+points are seen to land in the gradebook. ``checkpoint-lab grade`` grades them all at once.
+Then:
 
 - every student's scores in the gradebook are what ``expected.json`` says (the reference full
   marks, the starter 0 autograded points);
@@ -18,6 +26,9 @@ written answer); ``checkpoint-lab grade`` grades them all at once. Then:
 - no terminal escape sequence and no spreadsheet formula from a student reaches the grade
   command's output or the CSV; the feedback of the student whose written answer is HTML holds
   none of it live.
+
+The whole catalog goes through one batch in ``tests/test_grading_tiers.py``, in the uid tier,
+where no ``dev check`` has graded it.
 
 Containment, so that a grader without a sandbox harms nothing but this test: the batch runs under
 a shim that is process 1 of its own PID namespace (``unshare``). The shim starts the grade command
@@ -51,6 +62,43 @@ pytestmark = [pytest.mark.nbgrader, pytest.mark.sandbox]
 #: Students this branch alone grades wrong in the batch, and the helper each waits for.
 PENDING = {catalog.student_id(level, name): helper for (level, name), helper in
            {**catalog.PENDING, **catalog.PENDING_IN_NOTEBOOKS}.items()}
+
+#: Catalog entries whose harm lands outside their verdict, by what the batch sees of it.
+HARMS: dict[str, tuple[str, ...]] = {
+    "processes left alive, or the pool's workers killed": (
+        "cheat_kill_everything", "cheat_kill_parent", "cheat_kill_process_group",
+        "cheat_fork_bomb", "cheat_sleep_forever_thread", "cheat_gradebook_daemon"),
+    "the gradebook rewritten, now or after the batch": (
+        "cheat_gradebook_write", "cheat_gradebook_daemon"),
+    "files written outside scratch ($HOME, /tmp, /dev/shm, the course directory)": (
+        "cheat_count_runs_home", "cheat_count_runs_tmp", "cheat_env_secrets", "cheat_fill_disk",
+        "cheat_drops_into_dev_shm", "cheat_forge_harness_files"),
+    "a connection to the grading machine": ("cheat_network_loopback", "cheat_env_secrets"),
+    "the course's source and other students' hand-ins, there only in a course directory": (
+        "cheat_reads_course_source", "cheat_reads_other_students"),
+    "the instructor's terminal, CSV and feedback": (
+        "cheat_terminal_escapes_in_exception", "cheat_csv_formula_student_id",
+        "cheat_script_in_written_answer"),
+}
+
+
+def _batch() -> dict[str, tuple[str, str | None, dict[str, bool]]]:
+    """The students of the batch: the reference, the starter, :data:`HARMS` (Level 2's catalog),
+    every entry with directives, and per exercise the first entry (by name) that passes and the
+    first that fails each part (``fails_`` alone where an exercise judges one check)."""
+    chosen = {"reference", "starter"}
+    chosen |= {catalog.student_id(catalog.LEVELS[1], name)
+               for names in HARMS.values() for name in names}
+    for level in catalog.LEVELS:
+        names = sorted(catalog.EXPECTED[level])
+        chosen |= {catalog.student_id(level, n) for n in names if catalog.directives(level, n)}
+        for prefix in ("passes_", *(catalog.NAMED_GROUPS[level] or ("fails_",))):
+            first = next(n for n in names if n.startswith(prefix))
+            chosen.add(catalog.student_id(level, first))
+    return {student: STUDENTS[student] for student in sorted(chosen)}
+
+
+BATCH = _batch()
 
 
 class _LiveHtml(HTMLParser):
@@ -89,7 +137,7 @@ def _live_html(page: str) -> list[str]:
 def batch(tmp_path_factory):
     """Build a course, hand in every student, grade them all in one contained batch."""
     require_tools()
-    return grade_catalog_batch(tmp_path_factory.mktemp("adversarial-batch"))
+    return grade_catalog_batch(tmp_path_factory.mktemp("adversarial-batch"), students=BATCH)
 
 
 def _said(batch) -> str:
@@ -113,13 +161,13 @@ def test_the_batch_ends_and_grades_everyone(batch):
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("student", [
     pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=f"waits for {PENDING[s]}"))
-    if s in PENDING else s for s in sorted(STUDENTS)])
+    if s in PENDING else s for s in BATCH])
 def test_scores_match_expected(batch, student):
     scores = batch["scores"].get(student)
     if scores is None and student in LINKED:
         scores = {}  # a link refused: nothing of this student's was graded, so no points
     assert scores is not None, f"{student} is not in the gradebook: {_said(batch)}"
-    level, _, expected = STUDENTS[student]
+    level, _, expected = BATCH[student]
     want = {check: POINTS[check] if passed else 0 for check, passed in expected.items()}
     got = {check: scores.get(check, 0 if student in LINKED else None) for check in expected}
     assert got == want, f"{student} ({level}): gradebook {got}, expected {want}"

@@ -10,7 +10,7 @@ from graders.judge.call_markers import number_markers
 from graders.judge.recording import Call, Recording
 from graders.judge.trace import parse_trace
 from graders.sandbox.framing import FrameReader
-from tests.test_judge import hx
+from tests.traces import hx
 
 
 def frame(op: str, fields: dict, **extra) -> tuple[dict, bytes]:

@@ -206,6 +206,46 @@ CHEATS = {
 }
 
 
+#: Code appended to the reference that patches, in the submission's own process, what a grader
+#: living there would rely on: json, the bootstrap that runs the code (``__main__`` in the
+#: sandbox), AssertionError, a grader package planted in sys.modules, rlimits, kills, signals.
+#: Each statement runs where the code is loaded; one that fails (an import the sandbox lacks)
+#: fails the reference.
+PATCHES = {
+    "json": "import json\n_loads = json.loads\n\n\ndef _never_fails(s, *a, **k):\n"
+            "    try:\n        return _loads(s, *a, **k)\n    except ValueError:\n"
+            "        return {'version': 1}\n\n\njson.loads = _never_fails\n",
+    "bootstrap": "import __main__ as box\nassert box._exchange and box.call_model\n"
+                 "box._error = lambda exc, function=None: {}\n"
+                 "box._describe = lambda value: {'defined': True}\n"
+                 "box.FakeModelError = box.ToolError = Exception\n",
+    "assertion": "import builtins\nbuiltins.AssertionError = Exception\n",
+    "planted_graders": "import sys, types\nfor name in ('graders', 'graders.checks', 'fake_llm'):\n"
+                       "    sys.modules[name] = types.ModuleType(name)\n"
+                       "sys.modules['graders.checks'].counts_against = lambda *a, **k: False\n",
+    "rlimit": "import resource\nresource.setrlimit = lambda *a, **k: None\n",
+    "kill": "import os, signal\nos.kill = os.killpg = lambda *a, **k: None\n"
+            "for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGALRM):\n"
+            "    signal.signal(s, signal.SIG_IGN)\n",
+    "sigxfsz": "import signal\n_signal = signal.signal\nsignal.signal = lambda s, h: _signal(s, "
+               "signal.SIG_IGN if s == signal.SIGXFSZ else h)\nsignal.signal(signal.SIGXFSZ, "
+               "signal.SIG_DFL)\n",
+}
+
+
+@pytest.mark.parametrize("cheat", PATCHES.values(), ids=PATCHES.keys())
+def test_a_reference_that_patches_things_keeps_full_marks(cheat):
+    """The grader lives outside the submission's process: the reference with the patches
+    appended keeps every point, and nothing it patched is blamed on the grader."""
+    source = REFERENCE2.read_text() + "\n\n" + cheat
+    results = grade_submission(source, L2, include_hidden=False)
+    assert passed(results) == set(results) == {"l2_atomic_save", "l2_save_point_a"}, \
+        {k: r.message for k, r in results.items()}
+    assert sum(r.points_earned for r in results.values()) == sum(
+        CHECKS[c].points for c in results)
+    assert not any("fault in the grader" in r.message for r in results.values())
+
+
 def _attempted(cheat: str) -> str:
     """``cheat`` as a submission's top-level code that survives a module it cannot import."""
     body = "".join(f"    {line}\n" for line in cheat.splitlines())

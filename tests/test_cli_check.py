@@ -18,8 +18,7 @@ import nbformat
 import pytest
 
 from graders.checks import ANSWER_CELLS, NOTEBOOKS
-from tests.conftest import ROOT
-from tests.test_exercise_content import notebook_variant
+from tests.conftest import ROOT, notebook_variant
 
 #: The installed command (``python -m graders.cli`` would import graders.cli twice, as
 #: ``__main__`` and as itself, and then not catch the UsageError that cli_check raises).

@@ -16,7 +16,7 @@ from graders.judge.replay import replay
 from graders.judge.replay_model import cut_points
 from graders.judge.trace import parse_trace
 from graders.judge.verdicts import judge
-from tests.test_judge import SAVE, hx, marker, openat, rename, write
+from tests.traces import SAVE, hx, marker, openat, rename, write
 
 OLD = json.dumps({"turns": 0, "messages": ["a"]}).encode()
 NEW = json.dumps({"turns": 1, "messages": ["a", "b"]}).encode()

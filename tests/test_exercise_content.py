@@ -15,7 +15,7 @@ import nbformat
 import pytest
 
 from graders.checks import ANSWER_CELLS, CHECKS, NOTEBOOKS
-from tests.conftest import ROOT
+from tests.conftest import ROOT, notebook_variant
 
 SRC = ROOT / "exercises" / "src"
 AUTHORED = {name: SRC / f"{name}.py" for name in NOTEBOOKS}
@@ -34,31 +34,6 @@ def cells(name: str) -> list:
 
 def meta(cell) -> dict:
     return cell.metadata.get("nbgrader", {})
-
-
-def notebook_variant(name: str, variant: str):
-    """The notebook built from the authored file with the ``starter`` or ``reference`` answers.
-
-    ``starter`` is what a student receives (the starter code in each answer cell, an empty
-    written answer); ``reference`` has the solutions in the answer cells.
-    """
-    from graders.nbgrader_plumbing.build import build_source_notebook
-
-    nb = build_source_notebook(AUTHORED[name])
-    for cell in nb.cells:
-        info = meta(cell)
-        if not info.get("solution"):
-            continue
-        if cell.cell_type == "code":
-            if variant == "starter":
-                cell.source = cell.metadata["checkpoint_lab"]["starter"]
-            else:
-                cell.source = "\n".join(line for line in cell.source.splitlines()
-                                        if "BEGIN SOLUTION" not in line
-                                        and "END SOLUTION" not in line)
-        elif variant == "starter":
-            cell.source = "YOUR ANSWER HERE"
-    return nb
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)

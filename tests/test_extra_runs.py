@@ -13,9 +13,9 @@ import pytest
 
 from graders.checks import grade_submission
 from graders.checks.two_latent_failures import ATOMIC_KINDS
+from graders.grading.recorded import TracedHarness
 from graders.sandbox import sandbox_problem
 from graders.sandbox.fill_disk import limit_file_size
-from graders.grading.recorded import TracedHarness
 from graders.submission import Submission
 from tests.conftest import ROOT
 

@@ -14,41 +14,13 @@ from pathlib import Path
 
 from graders.judge.replay import replay
 from graders.judge.trace import parse_trace
-
-
-def hx(data: bytes | str) -> str:
-    """A string argument as ``strace -xx`` prints it."""
-    if isinstance(data, str):
-        data = data.encode()
-    return "".join(f"\\x{b:02x}" for b in data)
-
-
-def openat(pid, path, flags, fd):
-    return (f'{pid}  openat(AT_FDCWD<{hx("/work")}>, "{hx(path)}", {flags}, 0666) = '
-            f'{fd}<{hx(path if path.startswith("/") else "/work/" + path)}>')
-
-
-def write(pid, fd, path, data):
-    full = path if path.startswith("/") else "/work/" + path
-    return f'{pid}  write({fd}<{hx(full)}>, "{hx(data)}", {len(data)}) = {len(data)}'
-
-
-def rename(pid, src, dst):
-    return f'{pid}  rename("{hx(src)}", "{hx(dst)}") = 0'
-
-
-def marker(pid, seq, op):
-    frame = b"CKL1 " + json.dumps({"seq": seq, "op": op, "len": 2}).encode() + b"\n"
-    return f'{pid}  write(4<UNIX-STREAM:[77->78]>, "{hx(frame)}", {len(frame)}) = {len(frame)}'
+from tests.traces import SAVE, hx, marker, openat, rename, write
 
 
 def states(lines):
     ops = parse_trace("\n".join(lines), socket_inode=77)
     moments, unfollowed = replay(ops)
     return ops, moments, unfollowed
-
-
-SAVE = json.dumps({"turns": 1}).encode()
 
 
 def test_a_marker_on_the_grader_socket_is_a_call_and_other_writes_are_not():
@@ -205,9 +177,9 @@ def test_replays_in_many_threads_see_the_same_moments_as_one_replay():
 
 def _torn_verdict(content: str, opened: list[str], *, renames=(), files=None):
     from graders.judge.checkpoint_rules import check
-    from tests.test_checker import SC, _torn_point, observe, state
+    from tests.traces import SC, observe, state, torn_point
 
-    point = _torn_point(state(0, pending=1), state(1), opened)
+    point = torn_point(state(0, pending=1), state(1), opened)
     point.save["renames"] = [list(r) for r in renames]
     obs = observe(point.id, content, 1)
     obs.files = dict(files or {})
@@ -215,7 +187,7 @@ def _torn_verdict(content: str, opened: list[str], *, renames=(), files=None):
 
 
 def test_an_emptied_file_torn_in_place_holds_a_prefix_of_the_new_save_and_none_of_the_old():
-    from tests.test_checker import state
+    from tests.traces import state
 
     new = json.dumps(state(1))
     point, verdict = _torn_verdict(new[: len(new) // 3], ["checkpoint.json"])
@@ -225,7 +197,7 @@ def test_an_emptied_file_torn_in_place_holds_a_prefix_of_the_new_save_and_none_o
 
 
 def test_a_slot_rewritten_without_truncation_is_part_new_part_old():
-    from tests.test_checker import state
+    from tests.traces import state
 
     old, new = json.dumps(state(0, pending=1)), json.dumps(state(1))
     cut = len(old) + (len(new) - len(old)) // 2  # past the old JSON, inside the new
@@ -235,7 +207,7 @@ def test_a_slot_rewritten_without_truncation_is_part_new_part_old():
 
 
 def test_a_temp_file_that_is_checkpoint_json_under_another_name_is_named_as_such():
-    from tests.test_checker import state
+    from tests.traces import state
 
     new = json.dumps(state(1))
     torn = new[:40]

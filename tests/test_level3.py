@@ -19,7 +19,7 @@ from graders.judge.power import power_moments
 from graders.judge.replay import replay
 from graders.judge.trace import parse_trace
 from graders.sandbox import sandbox_problem
-from tests.test_judge import hx, marker, openat, rename, write
+from tests.traces import hx, marker, openat, rename, write
 
 ROOT = Path(__file__).resolve().parents[1]
 L3 = "03_power_cut"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -92,6 +93,21 @@ def test_constraints_pin_every_dependency_pyproject_names():
     assert "python3 course.py pin" in lines[0] + lines[1]
 
 
+def test_importing_nbformat_builds_no_uri_grammar():
+    """rfc3987-syntax (pulled in by jsonschema's format-nongpl extra from jsonschema 4.25) builds
+    a Lark grammar when jsonschema is imported: seconds in every process that imports nbformat.
+    pyproject.toml holds jsonschema below 4.25 to keep it out."""
+    code = ("import sys, nbformat, jsonschema\n"
+            "print(sorted(m for m in sys.modules\n"
+            "             if m.split('.')[0] in ('rfc3987_syntax', 'lark')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", (
+        f"import nbformat loads {out.stdout.strip()}: jsonschema's format-nongpl extra brought "
+        "rfc3987-syntax back (see the jsonschema hold in pyproject.toml)")
+
+
 def test_environment_yml_python_matches_requires_python():
     requires = _pyproject()["project"]["requires-python"]
     assert requires == ">=3.11"
@@ -162,79 +178,191 @@ def test_course_py_rejects_an_unknown_command_without_touching_the_venv(tmp_path
     assert not (tmp_path / ".venv").exists()
 
 
-def test_course_py_creates_the_venv_once_and_reinstalls_when_pyproject_changes(tmp_path):
-    """The bootstrap for real, on a tiny project: a venv, an install, a stamp, the constraints
-    file passed to pip (and in the stamp), and `pin`."""
-    shutil.copy(ROOT / "course.py", tmp_path / "course.py")
-    (tmp_path / "tiny").mkdir()
-    (tmp_path / "tiny" / "__init__.py").write_text("")
-    pyproject = tmp_path / "pyproject.toml"
-    pyproject.write_text(
-        '[build-system]\nrequires = ["setuptools>=68"]\nbuild-backend = "setuptools.build_meta"\n'
-        '[project]\nname = "tiny"\nversion = "0"\n[project.optional-dependencies]\ntest = []\n'
-        '[tool.setuptools]\npackages = ["tiny"]\n'
-    )
-    (tmp_path / "test_tiny.py").write_text("def test_ok():\n    import tiny\n")
+# -- course.py's bootstrap: against a stand-in for pip, then one real install -------------------
 
-    def run() -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "course.py", "test", "-q", "-p", "no:cacheprovider"],
-                              cwd=tmp_path, capture_output=True, text=True, timeout=600)
+TINY_PYPROJECT = (
+    '[build-system]\nrequires = ["setuptools>=68"]\nbuild-backend = "setuptools.build_meta"\n'
+    '[project]\nname = "tiny"\nversion = "0"\n[project.optional-dependencies]\ntest = []\n'
+    '[tool.setuptools]\npackages = ["tiny"]\n')
 
-    # pytest is not in the tiny project's venv: the command must say so rather than pass.
-    first = run()
-    assert "Creating the course's virtual environment" in first.stdout
-    assert "Installing the course's packages" in first.stdout
-    assert (tmp_path / ".venv" / ".checkpoint-lab-installed").exists()
-    assert first.returncode != 0 and "No module named pytest" in first.stderr
+#: A stand-in for pip in a tiny project's .venv: records its arguments, prints ``pip-freeze.txt``
+#: for ``freeze``, and exits with PIP_STUB_EXIT (0 unless set).
+STUB_PIP = """
+import json, os, sys
+from pathlib import Path
+venv = Path(sys.prefix)
+with open(venv / "pip-calls.jsonl", "a") as f:
+    f.write(json.dumps(sys.argv[1:]) + "\\n")
+if sys.argv[1:2] == ["freeze"]:
+    print((venv / "pip-freeze.txt").read_text(), end="")
+sys.exit(int(os.environ.get("PIP_STUB_EXIT", "0")))
+"""
 
-    second = run()
-    assert "Installing" not in second.stdout, "an unchanged pyproject.toml must not reinstall"
+
+def _tiny_project(root: Path, *, test: str = "def test_ok():\n    import tiny\n") -> Path:
+    shutil.copy(ROOT / "course.py", root / "course.py")
+    (root / "tiny").mkdir()
+    (root / "tiny" / "__init__.py").write_text("")
+    (root / "pyproject.toml").write_text(TINY_PYPROJECT)
+    (root / "test_tiny.py").write_text(test)
+    return root / "pyproject.toml"
+
+
+def _stub_venv(root: Path, *, pytest_too: bool = True) -> Path:
+    """``root/.venv`` made without pip, whose ``python -m pip`` is :data:`STUB_PIP`; with
+    ``pytest_too``, this environment's pytest and ``tiny`` importable there (a ``.pth``)."""
+    import venv
+
+    venv.EnvBuilder(with_pip=False, symlinks=os.name != "nt").create(root / ".venv")
+    site = next((root / ".venv" / "lib").glob("python3*/site-packages"))
+    (site / "pip").mkdir()
+    (site / "pip" / "__init__.py").write_text("")
+    (site / "pip" / "__main__.py").write_text(STUB_PIP)
+    if pytest_too:
+        (site / "outer.pth").write_text(f"{root}\n{Path(pytest.__file__).parents[1]}\n")
+    return root / ".venv"
+
+
+def _course(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    command = args or ("test", "-q", "-p", "no:cacheprovider")
+    return subprocess.run([sys.executable, "course.py", *command], cwd=root,
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **env})
+
+
+def _pip_calls(venv: Path) -> list[list[str]]:
+    log = venv / "pip-calls.jsonl"
+    calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    log.unlink(missing_ok=True)
+    return calls
+
+
+def test_course_py_installs_once_and_again_when_pyproject_or_constraints_change(tmp_path):
+    pyproject = _tiny_project(tmp_path)
+    venv = _stub_venv(tmp_path, pytest_too=False)  # each run ends at once: no pytest there
+
+    first = _course(tmp_path)
+    assert "Installing the course's packages" in first.stdout, first.stdout + first.stderr
+    [call] = _pip_calls(venv)
+    assert call[:1] == ["install"] and call[-2:] == ["-e", f"{tmp_path}[test]"], call
+    assert "-c" not in call, "no constraints.txt: nothing to constrain with"
+    assert (venv / ".checkpoint-lab-installed").exists()
+
+    second = _course(tmp_path)
+    assert "Installing" not in second.stdout and _pip_calls(venv) == [], \
+        "an unchanged pyproject.toml must not reinstall"
 
     pyproject.write_text(pyproject.read_text().replace("test = []", 'test = ["pytest"]'))
-    third = run()
-    assert "Installing the course's packages" in third.stdout
-    assert third.returncode == 0, third.stdout + third.stderr
-    assert "1 passed" in third.stdout
+    assert "Installing the course's packages" in _course(tmp_path).stdout
+    assert len(_pip_calls(venv)) == 1
 
-    def pytest_version() -> str:
-        out = subprocess.run([str(tmp_path / ".venv" / "bin" / "python"), "-m", "pytest",
-                              "--version"], capture_output=True, text=True)
-        return (out.stdout + out.stderr).strip()
+    constraints = tmp_path / "constraints.txt"
+    constraints.write_text("# pinned\npytest==8.0.0\n")
+    assert "Installing the course's packages" in _course(tmp_path).stdout
+    [call] = _pip_calls(venv)
+    assert call[call.index("-c") + 1] == str(constraints), call
+    constraints.write_text("# pinned\npytest==8.0.1\n")
+    assert "Installing" in _course(tmp_path).stdout, "constraints.txt is in the stamp"
+    assert len(_pip_calls(venv)) == 1
+    assert "Installing" not in _course(tmp_path).stdout
 
-    # A constraints file: pip installs what it pins (an older pytest than the newest).
-    (tmp_path / "constraints.txt").write_text("# pinned\npytest==8.0.0\n")
-    fourth = run()
-    assert "Installing the course's packages" in fourth.stdout, "constraints.txt is in the stamp"
-    assert fourth.returncode == 0, fourth.stdout + fourth.stderr
-    assert pytest_version() == "pytest 8.0.0"
 
-    # `pin` runs the tests, then writes what the venv holds; the next run installs nothing.
-    pinned = subprocess.run([sys.executable, "course.py", "pin", "-q", "-p", "no:cacheprovider"],
-                            cwd=tmp_path, capture_output=True, text=True, timeout=600)
+def test_course_py_says_when_pip_fails_and_tries_again_next_time(tmp_path):
+    _tiny_project(tmp_path)
+    venv = _stub_venv(tmp_path, pytest_too=False)
+    failed = _course(tmp_path, PIP_STUB_EXIT="3")
+    assert failed.returncode != 0
+    assert "pip could not install the course's packages (exit 3)" in failed.stderr
+    assert "Traceback" not in failed.stderr
+    assert not (venv / ".checkpoint-lab-installed").exists()
+    assert "Installing" in _course(tmp_path).stdout and len(_pip_calls(venv)) == 2
+
+
+def test_course_py_test_passes_pytest_s_failure_on(tmp_path):
+    _tiny_project(tmp_path)
+    _stub_venv(tmp_path, pytest_too=False)
+    out = _course(tmp_path)
+    assert out.returncode != 0 and "No module named pytest" in out.stderr
+
+
+FROZEN = ("pytest==8.0.0\n# a comment pip may print\n-e /somewhere/tiny\nPluggy==1.4.0\n"
+          "iniconfig==2.0.0\n")
+
+
+def test_pin_writes_what_the_venv_holds_once_the_tests_pass(tmp_path):
+    _tiny_project(tmp_path)
+    venv = _stub_venv(tmp_path)
+    (venv / "pip-freeze.txt").write_text(FROZEN)
+    pinned = _course(tmp_path, "pin", "-q", "-p", "no:cacheprovider")
     assert pinned.returncode == 0, pinned.stdout + pinned.stderr
-    assert "1 passed" in pinned.stdout and "pinned versions" in pinned.stdout
+    assert "1 passed" in pinned.stdout and "Wrote 3 pinned versions" in pinned.stdout
     lines = (tmp_path / "constraints.txt").read_text().splitlines()
-    assert lines[0].startswith("# ") and "pytest==8.0.0" in lines
-    assert not [line for line in lines if line.lower().startswith(("tiny", "-e"))]
-    assert "Installing" not in run().stdout
+    assert lines[0].startswith("# ") and "python3 course.py pin" in lines[0] + lines[1]
+    assert lines[2:] == ["iniconfig==2.0.0", "Pluggy==1.4.0", "pytest==8.0.0"]
+    [*_, freeze] = _pip_calls(venv)
+    assert freeze[:2] == ["freeze", "--exclude-editable"], freeze
+    assert "Installing" not in _course(tmp_path).stdout, "pin leaves .venv matching its stamp"
 
-    # `pin --upgrade` takes the newest versions pyproject.toml allows, then pins them.
-    upgraded = subprocess.run([sys.executable, "course.py", "pin", "--upgrade", "-q",
-                               "-p", "no:cacheprovider"],
-                              cwd=tmp_path, capture_output=True, text=True, timeout=600)
+
+def test_pin_leaves_the_constraints_alone_when_the_tests_fail(tmp_path):
+    _tiny_project(tmp_path, test="def test_ok():\n    assert False\n")
+    venv = _stub_venv(tmp_path)
+    (venv / "pip-freeze.txt").write_text(FROZEN)
+    (tmp_path / "constraints.txt").write_text("# pinned\npytest==7.0.0\n")
+    failed = _course(tmp_path, "pin", "-q", "-p", "no:cacheprovider")
+    assert failed.returncode != 0 and "constraints.txt is unchanged" in failed.stderr
+    assert (tmp_path / "constraints.txt").read_text() == "# pinned\npytest==7.0.0\n"
+    assert not [call for call in _pip_calls(venv) if call[:1] == ["freeze"]]
+
+
+def test_pin_upgrade_asks_pip_for_the_newest_versions_pyproject_allows(tmp_path):
+    _tiny_project(tmp_path)
+    venv = _stub_venv(tmp_path)
+    (venv / "pip-freeze.txt").write_text(FROZEN)
+    (tmp_path / "constraints.txt").write_text("# pinned\npytest==7.0.0\n")
+    upgraded = _course(tmp_path, "pin", "--upgrade", "-q", "-p", "no:cacheprovider")
     assert upgraded.returncode == 0, upgraded.stdout + upgraded.stderr
-    newest = pytest_version().split()[-1]
+    install, freeze = _pip_calls(venv)
+    assert install[:1] == ["install"] and "-c" not in install, "the old pins must not hold it"
+    assert install[install.index("--upgrade-strategy") + 1] == "eager", install
+    assert freeze[:1] == ["freeze"]
+    assert "pytest==8.0.0" in (tmp_path / "constraints.txt").read_text().splitlines()
+
+
+def _real_tiny_project(root: Path) -> None:
+    """A tiny project whose test extra is pytest, pinned to an old release."""
+    pyproject = _tiny_project(root)
+    pyproject.write_text(pyproject.read_text().replace("test = []", 'test = ["pytest"]'))
+    (root / "constraints.txt").write_text("# pinned\npytest==8.0.0\n")
+
+
+def _pytest_version(root: Path) -> str:
+    out = subprocess.run([str(root / ".venv" / "bin" / "python"), "-m", "pytest", "--version"],
+                         capture_output=True, text=True)
+    return (out.stdout + out.stderr).strip()
+
+
+def test_course_py_makes_a_real_venv_where_pip_installs_the_pinned_versions(tmp_path):
+    """The one real bootstrap: a venv with pip, a real install, the pin honoured."""
+    _real_tiny_project(tmp_path)
+    first = _course(tmp_path)
+    assert "Creating the course's virtual environment" in first.stdout
+    assert "Installing the course's packages" in first.stdout
+    assert first.returncode == 0 and "1 passed" in first.stdout, first.stdout + first.stderr
+    assert _pytest_version(tmp_path) == "pytest 8.0.0"
+
+
+@pytest.mark.index
+def test_pin_upgrade_takes_the_newest_release_from_the_index(tmp_path):
+    """Opt in (``-m index``): asks the package index for its newest pytest."""
+    _real_tiny_project(tmp_path)
+    assert _course(tmp_path).returncode == 0
+    upgraded = _course(tmp_path, "pin", "--upgrade", "-q", "-p", "no:cacheprovider")
+    assert upgraded.returncode == 0, upgraded.stdout + upgraded.stderr
+    newest = _pytest_version(tmp_path).split()[-1]
     assert newest != "8.0.0"
     assert f"pytest=={newest}" in (tmp_path / "constraints.txt").read_text().splitlines()
-    assert "Installing" not in run().stdout
-
-    # A failing test suite leaves constraints.txt as it was.
-    before = (tmp_path / "constraints.txt").read_text()
-    (tmp_path / "test_tiny.py").write_text("def test_ok():\n    assert False\n")
-    failed = subprocess.run([sys.executable, "course.py", "pin", "-q", "-p", "no:cacheprovider"],
-                            cwd=tmp_path, capture_output=True, text=True, timeout=600)
-    assert failed.returncode != 0 and "constraints.txt is unchanged" in failed.stderr
-    assert (tmp_path / "constraints.txt").read_text() == before
+    assert "Installing" not in _course(tmp_path).stdout
 
 
 def test_python_dash_m_gives_the_same_one_line_errors_as_the_installed_command(tmp_path):

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from graders.notebook import Harness, Submission
 from graders.checks import EXERCISES
 from graders.cli.dev import truth_of
+from graders.notebook import Harness, Submission
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "02_two_latent_failures"

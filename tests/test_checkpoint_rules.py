@@ -1,4 +1,5 @@
-"""The checker on hand-made observations: no processes, just the rules and their messages."""
+"""graders.judge.checkpoint_rules on hand-made observations: no processes, just the rules and their
+messages."""
 
 from __future__ import annotations
 
@@ -6,63 +7,12 @@ import json
 
 import pytest
 
-from fake_llm import load_scenario
 from graders.judge.checkpoint_rules import check
-from graders.judge.crash_points import CrashPoint, point_from_id
 from graders.judge.observation import Observation
 from graders.judge.verdict import Verdict
+from tests.traces import CALLS, SC, observe, state, torn_point
 
-SC = load_scenario("support-tickets")
-CALLS = SC.tool_calls
 TOOLS = len(CALLS)
-
-
-def state(results: int, pending: int | None = None, **changes) -> dict:
-    """The state a correct loop holds with ``results`` tool results recorded.
-
-    ``pending`` (a call number) adds the assistant message naming it and sets pendingToolUse.
-    """
-    messages = SC.conversation()[: 1 + 2 * results]
-    if pending is not None:
-        messages.append(SC.conversation()[2 * pending - 1])
-    data = {
-        "version": 1,
-        "task": SC.task,
-        "turns": results,
-        "tokensUsed": 42,
-        "messages": messages,
-        "pendingToolUse": dict(CALLS[pending - 1]) if pending else None,
-    }
-    data.update(changes)
-    return data
-
-
-def ledger(ran: int, *, returned: bool = True) -> list[dict]:
-    return [
-        {"index": i, "name": CALLS[i - 1]["name"], "input": CALLS[i - 1]["input"],
-         **({"result": SC.tool_results[i - 1]} if returned else {})}
-        for i in range(1, ran + 1)
-    ]
-
-
-def observe(point: str, checkpoint: dict | str | None, ran: int, *, ended: str = "killed",
-            **fields) -> Observation:
-    text = checkpoint if isinstance(checkpoint, str) or checkpoint is None else json.dumps(
-        checkpoint)
-    parse_error = None
-    if text is not None:
-        try:
-            json.loads(text)
-        except ValueError as err:
-            parse_error = f"is not valid JSON ({err})"
-    obs = Observation(
-        scenario=SC.name, point=point, kind=point_from_id(point).kind, ended=ended,
-        checkpoint=text, checkpoint_bytes=None if text is None else len(text.encode()),
-        parse_error=parse_error, ledger=ledger(ran),
-    )
-    for key, value in fields.items():
-        setattr(obs, key, value)
-    return obs
 
 
 def verdict(point: str, checkpoint, ran: int, **fields) -> Verdict:
@@ -278,19 +228,9 @@ def test_a_finished_run_without_any_checkpoint_fails():
 # -- torn writes: the file must be one complete save --------------------------------------------
 
 
-def _torn_point(before: dict | None, after: dict, opened: list[str]) -> CrashPoint:
-    text_after = json.dumps(after)
-    return CrashPoint(
-        "torn_write_save_2", "torn_write", 2, "halfway through save 2 (save point B, after "
-        "tool 1 returned)", save={"n": 2, "opened": opened, "renames": [], "removes": []},
-        before=None if before is None else json.dumps(before), after=text_after,
-        tear_expected=len(text_after), tear_limit=len(text_after) // 2,
-    )
-
-
 def test_a_torn_in_place_write_says_how_many_bytes_were_on_disk():
     after = state(1)
-    point = _torn_point(state(0, pending=1), after, ["checkpoint.json"])
+    point = torn_point(state(0, pending=1), after, ["checkpoint.json"])
     half = point.after[: len(point.after) // 2]
     v = check(observe(point.id, half, 1), SC, point)
     assert not v.passed
@@ -302,21 +242,21 @@ def test_a_torn_in_place_write_says_how_many_bytes_were_on_disk():
 
 
 def test_a_torn_copy_over_is_named():
-    point = _torn_point(state(0, pending=1), state(1), ["checkpoint.json.tmp", "checkpoint.json"])
+    point = torn_point(state(0, pending=1), state(1), ["checkpoint.json.tmp", "checkpoint.json"])
     v = check(observe(point.id, point.after[:100], 1), SC, point)
     assert not v.passed
     assert "copies it over checkpoint.json" in v.message
 
 
 def test_the_previous_complete_save_passes_a_torn_write():
-    point = _torn_point(state(0, pending=1), state(1), ["checkpoint.123.tmp"])
+    point = torn_point(state(0, pending=1), state(1), ["checkpoint.123.tmp"])
     v = check(observe(point.id, point.before, 1), SC, point)
     assert v.passed, v.message
     assert "still held save 1, complete" in v.message
 
 
 def test_a_complete_file_is_judged_by_what_resume_reads_not_by_its_bytes():
-    point = _torn_point(state(0, pending=1), state(1), ["checkpoint.123.tmp"])
+    point = torn_point(state(0, pending=1), state(1), ["checkpoint.123.tmp"])
     # another run's bytes (a different token count, as a timestamp would be) but a complete save
     v = check(observe(point.id, json.dumps(state(0, pending=1, tokensUsed=7)), 1), SC, point)
     assert v.passed, v.message

@@ -1,5 +1,6 @@
-"""The checker for several tool calls in one turn: crash states built here, judged against the
-ledger (no sandbox: each Observation is what a kill at that point would leave on disk)."""
+"""graders.judge.parallel_rules, several tool calls in one turn: crash states built here, judged
+against the ledger (no sandbox: each Observation is what a kill at that point would leave on
+disk)."""
 
 from __future__ import annotations
 
