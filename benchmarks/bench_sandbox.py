@@ -9,6 +9,9 @@
 3. Starting the sandbox (bubblewrap, prlimit, setpriv, running ``true``) divided by starting a
    bare process (``true``), and the sandbox's share of grading one whole submission (both
    notebooks, every check). Goal: the sandbox at most 10 % of a submission's grading time.
+4. Level 2's atomic-save kinds with the runs beside the recorded one (a restart per distinct set
+   of leftovers, a full disk) divided by the same kinds without them, for one scenario, and how
+   many restarts that is against the crash states a restart per state would cost.
 
     .venv/bin/python benchmarks/bench_sandbox.py [--repeat 9]
 """
@@ -89,6 +92,8 @@ def main() -> int:
     for name in ("support-tickets", "long-migration"):
         bench_power_cut(name, source, args.repeat)
     bench_sandbox_start(source, args.repeat)
+    for name in ("support-tickets", "long-migration"):
+        bench_extra_runs(name, source, max(3, args.repeat // 3))
     return 0
 
 
@@ -151,13 +156,37 @@ def bench_sandbox_start(source: str, repeat: int) -> None:
         assert all(r.passed for r in (*r1.values(), *r2.values()))
 
     whole_s = median_time(whole, max(3, repeat // 2))
-    sandboxes = 4 + 1  # two scenarios of Level 2, one of Level 1, the MISSING_FIELDS cell
+    # Level 2: per scenario (two) the run, a restart (the reference leaves one kind of
+    # leftover) and a full disk; Level 1: the save's run and the MISSING_FIELDS cell
+    sandboxes = 2 * 3 + 2
     print(f"bare process start (true):            {bare * 1000:7.2f} ms")
     print(f"sandbox start (bwrap+prlimit+setpriv): {boxed * 1000:7.2f} ms  ratio "
           f"{boxed / bare:4.1f}x a bare start")
     print(f"grading one whole submission (both notebooks, every check): {whole_s:5.2f} s; its "
           f"{sandboxes} sandbox starts are {sandboxes * (boxed - bare) / whole_s * 100:4.1f} % "
           "of it (goal <= 10 %)")
+
+
+def bench_extra_runs(name: str, source: str, repeat: int) -> None:
+    """4. The atomic-save kinds with restarts and a full disk against the same without."""
+    from graders.checks.base import ATOMIC_KINDS
+    from graders.sandbox.harness import TracedHarness
+    from graders.submission import Submission
+
+    submission = Submission.from_source(source, name="reference")
+    one_shot = {"no_crash", "torn_write", "killed_before_rename"}
+    found: list = []
+
+    def grade(kinds):
+        found[:] = TracedHarness(submission).run_matrix(name, kinds)
+
+    without = median_time(lambda: grade(one_shot), repeat)
+    states = sum(v.evidence.get("moments", 1) for v in found if v.kind != "no_crash")
+    with_extra = median_time(lambda: grade({"no_crash", *ATOMIC_KINDS}), repeat)
+    restarts = sum(1 for v in found if v.kind == "restart")
+    print(f"{name}: the atomic-save kinds {without * 1000:6.0f} ms; with {restarts} restart(s) "
+          f"(for {states} crash states) and a full disk {with_extra * 1000:6.0f} ms: ratio "
+          f"{with_extra / without:4.2f}x")
 
 
 if __name__ == "__main__":

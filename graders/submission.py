@@ -1,4 +1,9 @@
-"""The submission: the code under test, as source text or (for a self-check) live functions."""
+"""The submission: the code under test, as source text or (for a self-check) live functions.
+
+A source submission may be made of parts (`Part`: a student's answer cell, the lesson's loop the
+grader adds): the runner gets one program, and a line of it is said as a line of its part
+(:meth:`Submission.place`), so that a message names the cell and the line the student wrote.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +13,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Submission", "REQUIRED", "defined_names", "parse_python"]
+__all__ = ["Submission", "Part", "REQUIRED", "defined_names", "parse_python"]
 
 #: The two functions a submission must define at top level.
 REQUIRED = ("save_checkpoint", "run_agent")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of a source submission: ``code``, and ``where`` it comes from in words ("the
+    answer cell l2_run_agent", "the lesson's loop (run_agent), which called your save")."""
+
+    where: str
+    code: str
 
 
 @dataclass(frozen=True)
@@ -28,12 +42,43 @@ class Submission:
     filename: str = "<submission>"
     run_agent: Callable | None = None
     save_checkpoint: Callable | None = None
+    #: (where, first line in ``source``) of each part, in order; empty for a single source.
+    parts: tuple[tuple[str, int], ...] = ()
 
     @classmethod
     def from_source(cls, text: str, name: str = "submission", filename: str | None = None
                     ) -> Submission:
         """A submission from source text; ``name`` labels it in reports."""
         return cls(name=name, source=text, filename=filename or f"<{name}>")
+
+    @classmethod
+    def from_parts(cls, parts: list[Part], name: str = "submission",
+                   filename: str = "<your answer cells>") -> Submission:
+        """One program made of ``parts``, in order; its lines are said per part (`place`)."""
+        text, starts, line = "", [], 1
+        for part in parts:
+            code = part.code if part.code.endswith("\n") or not part.code else part.code + "\n"
+            starts.append((part.where, line))
+            text += code
+            line += code.count("\n")
+        return cls(name=name, source=text, filename=filename, parts=tuple(starts))
+
+    def place(self, line: int) -> tuple[str, int]:
+        """(where, line there) of line ``line`` of the program: "your code" when it is one."""
+        where, first = "your code", 1
+        for part, start in self.parts:
+            if start <= line:
+                where, first = part, start
+        return where, line - first + 1
+
+    def locate(self, error: dict | None) -> dict | None:
+        """``error`` (``{"line", ...}`` of the program) with ``line`` and ``where`` of its part."""
+        if not isinstance(error, dict) or not self.parts or not isinstance(error.get("line"), int):
+            return error
+        if "where" in error:
+            return error
+        where, line = self.place(error["line"])
+        return {**error, "line": line, "where": where}
 
     @classmethod
     def from_file(cls, path: str | Path) -> Submission:
@@ -64,6 +109,17 @@ class Submission:
         """True for :meth:`from_functions` submissions."""
         return self.source is None
 
+    def missing(self) -> list[str]:
+        """The required functions the source binds nowhere (empty for live functions, a source
+        Python cannot read, or one with a star import, which may define anything)."""
+        if self.source is None:
+            return []
+        try:
+            bound = defined_names(parse_python(self.source, self.filename))
+        except (SyntaxError, ValueError):
+            return []
+        return [] if "*" in bound else [f for f in REQUIRED if f not in bound]
+
     def problem(self) -> str | None:
         """A reason this source cannot work, found without running it, or None.
 
@@ -77,7 +133,10 @@ class Submission:
         try:
             tree = parse_python(self.source, self.filename)
         except SyntaxError as err:
-            where = f" at line {err.lineno}" if err.lineno else ""
+            where = ""
+            if err.lineno:
+                part, line = self.place(err.lineno)
+                where = f" at line {line}" + (f" of {part}" if self.parts else "")
             code = f": `{err.text.strip()}`" if err.text and err.text.strip() else ""
             return f"Your code has a syntax error{where}{code} ({err.msg}), so it cannot run."
         except ValueError as err:  # null bytes
@@ -86,9 +145,7 @@ class Submission:
         if "*" in bound:
             return None  # a star import may define anything: let the runner tell
         missing = [f for f in REQUIRED if f not in bound]
-        if missing:
-            return _missing_message(missing)
-        return None
+        return _missing_message(missing) if missing else None
 
 
 def _missing_message(missing: list[str]) -> str:

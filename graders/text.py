@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import unicodedata
 from pathlib import Path
 
-__all__ = ["plural", "shorten", "short_json", "file_tail"]
+__all__ = ["plural", "shorten", "short_json", "file_tail", "printable"]
 
 
 def plural(count: int, word: str) -> str:
@@ -39,3 +40,19 @@ def file_tail(path: Path, size: int = 2000) -> str:
             return handle.read().decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+def printable(text: object) -> str:
+    """``text`` safe to print on a terminal: line breaks and tabs become spaces, and every other
+    control or format character (an escape sequence, a bidi override) shows as its escape
+    (``\\x1b``), so that a string from a student's code cannot move the cursor or forge lines."""
+    out = []
+    for char in str(text):
+        category = unicodedata.category(char)
+        if char in "\t\n\r\v\f" or category in ("Zl", "Zp"):
+            out.append(" ")
+        elif category in ("Cc", "Cf", "Cs", "Co", "Cn") and char != " ":
+            out.append(char.encode("unicode_escape").decode("ascii"))
+        else:
+            out.append(char)
+    return "".join(out)

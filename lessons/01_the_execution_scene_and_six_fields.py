@@ -14,46 +14,39 @@
 # ---
 
 # %% [markdown]
-# # Checkpoints · Part 1 of 6: the execution scene, and the six fields
+# # Checkpoints · Part 1 of 7: the execution scene, and the six fields
 #
 # *State Management and Persistence: making long tasks survive interruption. Lesson 2 of 6:
-# checkpoints, writing the execution scene to disk.* This lesson comes as six notebooks, parts 1
-# to 6, and two exercises; the course's other lessons are named by their titles.
+# checkpoints, writing the execution scene to disk.* It comes as seven notebooks (parts 1 to 7)
+# and an optional appendix; four exercises, Levels 1 to 4, practise it.
 #
-# By the end of these six parts you can:
+# **Time:** about 25 minutes.
+# **Questions:** What does a crashed process take with it? What must a file hold so that a new
+# process can carry on?
+# **Objectives:** name the six fields of `checkpoint.json`; say, for each, what resume runs into
+# when it is missing.
 #
-# 1. name the six fields of `checkpoint.json` and say, for each, what resume runs into when it is
-#    missing (this part);
-# 2. tell the two save points of a loop turn apart, and explain what a loop that saves at just
-#    one of them leaves you exposed to ([part 2](02_two_save_points.ipynb));
-# 3. write a `save_checkpoint` that cannot destroy the checkpoint it replaces: a temp file, then
-#    an atomic rename ([part 3](03_atomic_save.ipynb)).
+# Parts: 1 (then [Level 1](../exercises/lesson2/01_incomplete_checkpoint.ipynb)),
+# [2](02_two_save_points.ipynb), [3](03_atomic_save.ipynb) (then Level 2),
+# [4](04_power_cuts.ipynb) (Level 3), [5](05_several_tool_calls_in_one_turn.ipynb) (Level 4),
+# [6](06_claude_code_and_what_checkpoints_cost.ipynb),
+# [7](07_knowledge_check_and_recap.ipynb), [appendix](08_appendix_what_real_systems_store.ipynb).
 #
-# Then come [going deeper](04_going_deeper.ipynb) (beyond the source lesson),
-# [Claude Code's checkpoints and what checkpoints cost](05_claude_code_and_what_checkpoints_cost.ipynb),
-# and [the knowledge check and recap](06_knowledge_check_and_recap.ipynb).
-#
-# You need the course's previous lesson, *Memory and execution state*, and the `stop_reason`
-# loop. Every crash in these notebooks is real: the course's crash harness runs a loop in a child
-# process against a deterministic fake model and kills it, and what you see is what it found on
-# disk. Before each crash you are asked to predict what it will leave: pick an answer and lock it
-# in, then run the next cell and compare. Run the cells from the top. (The harness kills and
-# tears runs with POSIX tools: Linux or macOS. On Windows the harness says so and the crash cells
-# cannot run: use WSL or a Linux container.)
+# You need the previous lesson, *Memory and execution state*, and the `stop_reason` loop. Every
+# crash here is real: the course's crash harness runs a loop in a child process against a fake
+# model and kills it. Before each crash, predict what it will leave and lock it in; then run the
+# next cell. Run the cells from the top, on Linux or macOS (on Windows, in WSL).
 
 # %% [markdown]
 # ## The scene lives in memory
 #
-# The previous lesson told *memory* (what you hand the model) apart from *execution state*: what
-# the harness itself keeps track of while the loop runs, such as the conversation so far, how
-# many turns have gone by, and which tool call has been started without its result being written
-# down yet. Until something writes it to a file, all of that is held in the running process and
-# nowhere else.
+# *Execution state* (previous lesson) is what the harness tracks while the loop runs: the
+# conversation, the turns so far, the tool call started and not yet recorded. Until something
+# writes it to a file, it lives in the running process alone.
 #
 # Here is the `support-tickets` scenario ("Sort last quarter's support tickets by issue type and
-# roll them into one table": two tool calls, then an answer), run by this lesson's own loop
-# with one change: its `save_checkpoint` writes nothing. The harness will kill the process while
-# the second tool runs.
+# roll them into one table": two tool calls, then an answer), run by this lesson's own loop with
+# a `save_checkpoint` that writes nothing. The harness kills it while the second tool runs.
 
 # %%
 from graders.teaching.predict import compare, predict
@@ -62,7 +55,7 @@ predict("no_checkpoint")
 
 # %%
 from graders.harness import Harness
-from graders.teaching.scene import describe_run, ledger_lines, ran_twice, without
+from graders.teaching.scene import describe_run, ledger_lines, ran_twice, say, without
 from graders.teaching.variants import no_checkpoint
 
 with Harness(no_checkpoint()) as harness:
@@ -72,36 +65,33 @@ print(describe_run(in_memory_only))
 compare("no_checkpoint")
 
 # %% [markdown]
-# Nothing is on disk, yet the ledger (the fake tools' record of every execution) shows that
-# `list_tickets` ran, and `build_table` was running when the process died. Those side effects
-# are real; the scene that knew about them is gone.
+# The ledger (the fake tools' record of every execution) shows the side effects are real; the
+# scene that knew about them is gone.
 #
 # A *checkpoint* is that scene written to a file, in a form a new process can load and carry on
 # from. Anthropic's account of its multi-agent research system puts it this way:
 # long-running agents stay reliable by combining "the adaptability of AI agents built on Claude
 # with deterministic safeguards like retry logic and regular checkpoints"
 # ([How we built our multi-agent research system](https://www.anthropic.com/engineering/multi-agent-research-system)).
-# These six parts are about the checkpoint half of that: which fields a checkpoint holds, at
-# which moments the loop saves it, and how a save is written so that a crash during it does no
-# harm.
+# This lesson is the checkpoint half: what a checkpoint holds, when the loop saves it, and how a
+# save survives a crash in the middle of it.
 
 # %% [markdown]
 # ## What to save: the six fields
 #
-# A checkpoint is not "everything in memory, dumped". It is exactly what resuming the loop needs.
-# Every later part uses the same six fields:
+# A checkpoint is not "everything in memory, dumped". It is exactly what resuming the loop needs:
 #
 # | field | what it is for |
 # |---|---|
 # | `version` | the protocol version: resume checks it before anything else, and refuses a version it does not know |
 # | `task` | the user's task, in words: after a restart, the file is all the harness knows about what it was doing |
 # | `turns` | how many turns have run: the max-turn cap counts on from it, instead of from zero |
-# | `tokensUsed` | the running spend, the sum of every response's `output_tokens`: a budget, and in this course's protocol the compaction threshold, are judged against it |
+# | `tokensUsed` | the output tokens so far, the sum of every response's `output_tokens`: one part of what the run costs, and in this course's protocol what the compaction threshold is judged against |
 # | `messages` | the whole conversation: each model call is sent this list, and it is all the model will know |
 # | `pendingToolUse` | `None`, or `{id, name, input}` of a tool the model named whose result is not recorded yet |
 #
-# `pendingToolUse` holds one call because this course's loop makes one `tool_use` per turn; a turn
-# with several tool calls would make it a list, with the same reasoning.
+# `pendingToolUse` holds one call because this loop makes one `tool_use` per turn; part 5 shows
+# what changes when a turn asks for several.
 #
 # Here is a real checkpoint: the lesson's loop, killed while tool 2 ran, left this on disk.
 
@@ -119,10 +109,9 @@ show_checkpoint(checkpoint, highlight=["pendingToolUse"],
                 notes={"pendingToolUse": "the call that was running when the process died"})
 
 # %% [markdown]
-# Now take each field out in turn and hand what is left to a small resume routine,
-# `graders.resume.resume` (the course's next lesson, *Resuming from a checkpoint*, builds the
-# real one). It reads the checkpoint, runs the rest of the task against the same fake model and
-# tools, and reports every step and every place it falls over. First, the complete checkpoint:
+# Now take each field out in turn and hand the rest to a small resume routine,
+# `graders.resume.resume` (the next lesson builds the real one): it runs the rest of the task
+# against the same fake model and reports where it falls over. First, the complete checkpoint:
 
 # %%
 from graders.resume import resume
@@ -138,15 +127,14 @@ resume(checkpoint)
 predict("field_version")
 
 # %%
-newer = dict(checkpoint, version=2)
-print(resume(newer).to_text())
+say(resume(dict(checkpoint, version=2)).to_text())
 print()
-print(resume(without(checkpoint, "version")).to_text())
+say(resume(without(checkpoint, "version")).to_text())
 compare("field_version")
 
 # %% [markdown]
-# The format will change one day (compressed messages, a list in `pendingToolUse`). A resume that
-# meets a format it cannot vouch for has to stop and say so; reading on would mean guessing.
+# The format will change one day (compressed messages, a list in `pendingToolUse`); a resume
+# that meets a format it cannot vouch for has to stop and say so.
 #
 # ### `task`
 
@@ -154,12 +142,10 @@ compare("field_version")
 predict("field_task")
 
 # %%
-print(resume(without(checkpoint, "task")).problem("task"))
+say(resume(without(checkpoint, "task")).problem("task"))
 compare("field_task")
 
 # %% [markdown]
-# The restarted harness remembers nothing; the file is all it has.
-#
 # ### `turns`
 #
 # The longer `long-migration` scenario makes eight tool calls. The lesson's loop was killed while
@@ -175,45 +161,40 @@ kept = resume(migration.state, scenario="long-migration", max_turns=cap)
 lost = resume(without(migration.state, "turns"), scenario="long-migration", max_turns=cap)
 print(f"with turns:    the cap stopped the loop after {kept.turns_run} turns had really run")
 print(f"without turns: the cap stopped the loop after {lost.turns_run} turns had really run")
-print(lost.problem("turns"))
+say(lost.problem("turns"))
 compare("field_turns")
 
 # %% [markdown]
-# Counting restarts at zero, so the cap of five lets five *more* turns run: it fires three turns
-# late, here not at all before the task ends. (A count rebuilt some other way can be off in the
-# other direction: counted from the assistant messages, a turn whose tool result was never
-# recorded would count too, and the cap would fire early. Either way the stopping condition no
-# longer matches what ran.)
-#
 # ### `tokensUsed`
 #
-# In this course's protocol, compaction (from the context-engineering course) runs when the
-# running token total crosses a threshold. Put the threshold just past what the checkpoint has
-# already spent:
+# In this course's protocol, compaction (from the context-engineering course) runs when the count
+# of output tokens crosses a threshold. Put the threshold just past what the checkpoint has
+# already counted:
 
 # %%
 predict("field_tokens_used")
 
 # %%
-spent = migration.state["tokensUsed"]
-threshold = spent + 100
+counted = migration.state["tokensUsed"]
+threshold = counted + 100
 kept = resume(migration.state, scenario="long-migration", compaction_threshold=threshold)
 lost = resume(without(migration.state, "tokensUsed"), scenario="long-migration",
               compaction_threshold=threshold)
-print(f"{spent:,} tokens were spent before the crash; compaction threshold {threshold:,}")
-print(f"with tokensUsed:    compaction would run at turn {kept.compaction_at_turn}")
-print(f"without tokensUsed: compaction would run at turn {lost.compaction_at_turn}"
-      "  (None: never, in this task)")
+
+
+def when(report):
+    turn = report.compaction_at_turn
+    return "would never run, in this task" if turn is None else f"would run at turn {turn}"
+
+
+print(f"{counted:,} output tokens counted before the crash; compaction threshold {threshold:,}")
+print(f"with tokensUsed:    compaction {when(kept)}")
+print(f"without tokensUsed: compaction {when(lost)}")
 compare("field_tokens_used")
 
 # %% [markdown]
-# Counted from zero, the total leaves out everything spent before the crash, and it cannot be
-# rebuilt: it is the sum of the usage figures of every past response, and those died with the
-# process. A note on practice: `tokensUsed` adds up `output_tokens`, what the run has *spent*.
-# Real harnesses usually judge compaction on the *size of the context* instead: the latest
-# response's `input_tokens` plus its cache fields (`cache_creation_input_tokens`,
-# `cache_read_input_tokens`). That size can be recounted from `messages` after a restart; the
-# running spend cannot, which is why it has to be saved.
+# Output tokens are one part of what a run costs; the input, re-sent every turn, is usually the
+# larger (part 6). Lost, the count can only be re-estimated from the messages, not exactly.
 #
 # ### `messages`
 #
@@ -229,13 +210,10 @@ lost = resume(without(after_tool_1, "messages"))
 print("The crashed run's ledger:     ", "; ".join(ledger_lines(before_call_2.ledger)))
 print("What resume ran:              ", "; ".join(ledger_lines(lost.ledger)))
 print("Ran twice:                    ", ", ".join(ran_twice(before_call_2.ledger, lost.ledger)))
-print(lost.problem("messages"))
+say(lost.problem("messages"))
 compare("field_messages")
 
 # %% [markdown]
-# With no conversation to hand the model, resume can only give it the task. What you resumed is
-# not "carry on" but the same task begun afresh, on top of every side effect the first run left.
-#
 # ### `pendingToolUse`
 #
 # Back to the checkpoint written while `build_table` ran. Its last message names `build_table`,
@@ -245,14 +223,12 @@ compare("field_messages")
 predict("field_pending_tool_use")
 
 # %%
-print(resume(without(checkpoint, "pendingToolUse")).to_text())
+say(resume(without(checkpoint, "pendingToolUse")).to_text())
 compare("field_pending_tool_use")
 
 # %% [markdown]
 # Resume did not see the dangling call, so it could not reconcile it (did `build_table` finish?
-# must it run again?); it went straight to the model, which refused a conversation whose last
-# tool call has no result, as the real Messages API does. The course's next lesson, *Resuming
-# from a checkpoint*, reconciles against exactly this field.
+# must it run again?): the next lesson reconciles against exactly this field.
 #
 # ## Check yourself
 
@@ -262,5 +238,36 @@ from graders.teaching.widgets import show_quiz
 show_quiz("tokens_used_missing")
 
 # %% [markdown]
-# Next: [part 2, the two save points](02_two_save_points.ipynb): *when* in the loop the
-# checkpoint is written, and the crash timeline.
+# ## Now change it
+#
+# Take out other fields, or change the cap; say what resume will run into, then run.
+
+# %%
+drop = ["turns", "tokensUsed"]
+report = resume(without(migration.state, *drop), scenario="long-migration", max_turns=5,
+                compaction_threshold=threshold)
+say(report.to_text())
+
+# %% [markdown]
+# ## Glossary
+#
+# - **execution state** (the scene): the conversation, the counters, the call in flight.
+# - **checkpoint**: `checkpoint.json`, that scene on disk.
+# - **crash harness**: the code that runs a loop in a child process and kills it.
+# - **ledger**: the fake tools' record of every execution, with its input.
+# - **scenario**: a fake model's script: task, tools, results (`support-tickets`).
+# - **resume**: starting the loop again from `checkpoint.json`.
+
+# %% [markdown]
+# ## Key points
+#
+# - Left alone, the execution scene lives only in the process: a crash takes it, and the side
+#   effects of the tools it ran stay.
+# - `checkpoint.json` holds six fields, each for something resume needs: `version` (refuse what
+#   you do not know), `task`, `turns`, `tokensUsed` (output tokens so far), `messages` (the one
+#   you cannot skip), `pendingToolUse` (the call in flight).
+# - Without a field, resume does not always stop: it may carry on wrong (a cap that fires late, a
+#   task begun again, a conversation the model refuses).
+#
+# Next: [Level 1](../exercises/lesson2/01_incomplete_checkpoint.ipynb), then
+# [part 2, the two save points](02_two_save_points.ipynb).

@@ -14,11 +14,16 @@
 # ---
 
 # %% [markdown]
-# # Checkpoints · Part 2 of 6: the two save points
+# # Checkpoints · Part 2 of 7: the two save points
+#
+# **Time:** about 25 minutes.
+# **Questions:** When in a loop turn must the checkpoint be written? What does a loop that saves
+# at only one of those moments leave you exposed to?
+# **Objectives:** place save points A and B in a loop turn; say what a B-only loop and an A-only
+# loop each leave on disk when killed, and what resume then does.
 #
 # [Part 1](01_the_execution_scene_and_six_fields.ipynb) settled *what* goes into
-# `checkpoint.json`. This part is about *when* it is written. "Once at the end of every turn"
-# sounds enough; it is not. A loop turn has two moments that each need a save.
+# `checkpoint.json`; this part is about *when*. "Once per turn" sounds enough; it is not.
 
 # %% [markdown]
 # ## The loop, with both save points
@@ -32,15 +37,15 @@ from graders.teaching.variants import lesson_function
 show_code(lesson_function("run_agent", save_points="A and B"), language="python")
 
 # %% [markdown]
-# - **Save point A** comes after the model's response arrives and before the tool runs: the
-#   `tool_use` block goes into `pendingToolUse`, then the state is saved.
-# - **Save point B** comes after the tool's result is appended to `messages`: `pendingToolUse` goes
-#   back to `None`, `turns` counts the finished turn, and the state is saved again.
+# - **Save point A**, before the tool runs: the `tool_use` block goes into `pendingToolUse`, and
+#   the state is saved.
+# - **Save point B**, once the result is in `messages`: `pendingToolUse` back to `None`, `turns`
+#   counts the turn, and the state is saved again.
 #
 # ## Is B alone enough?
 #
-# Take save point A out, so the loop saves once per turn, at B. The same process is killed while
-# tool 2 (`build_table`) runs, and then resumed from whatever `checkpoint.json` holds.
+# Take save point A out. The process is killed while tool 2 (`build_table`) runs, then resumed
+# from `checkpoint.json`.
 
 # %%
 from graders.teaching.predict import compare, predict
@@ -62,31 +67,49 @@ print("After it, resume ran:          ", "; ".join(ledger_lines(after.ledger)))
 compare("b_only_runs_twice")
 
 # %% [markdown]
-# Think about what a B-only loop can never record. Once the model has asked for a tool, there is
-# a stretch of time in which that call exists only in memory: while the tool runs, and even after
-# it returns, until its result is appended and saved. If the process dies anywhere in that
-# stretch, the newest file on disk was written at the end of the *previous* turn. It is not a
-# wrong record of the call; it is no record at all.
+# From the moment the model asks for a tool until its result is saved, a B-only loop holds the
+# call in memory only. Killed in that window, the newest file is from the *previous* turn: no
+# record of the call at all. Reconciling an interrupted call (the next lesson) starts from the
+# `pendingToolUse` that save point A writes.
 #
-# Finding out, after a restart, whether an interrupted call finished (and whether it may safely
-# run again) is the subject of the course's next lesson, *Resuming from a checkpoint*. Whatever
-# method it uses needs something to start from: the `pendingToolUse` that save point A put on
-# disk. A loop that never saves at A hands it an empty field.
+# ## Is A alone enough?
+#
+# Now the loop saves only at A, before each tool. It is killed while model call 3 is in flight,
+# after both tools finished.
+
+# %%
+predict("a_only_finished_runs_twice")
+
+# %%
+with Harness(variant("A only", "temp + rename")) as harness:
+    a_only = harness.run_point("support-tickets", "killed_during_model_call_3")
+    a_only_done = harness.run_point("support-tickets", "no_crash")
+
+after = resume(a_only.checkpoint)
+print("checkpoint.json names as in flight:", a_only.state["pendingToolUse"]["name"])
+print("Before the crash the tools ran:    ", "; ".join(ledger_lines(a_only.ledger)))
+print("After it, resume ran:              ", "; ".join(ledger_lines(after.ledger)))
+compare("a_only_finished_runs_twice")
+
+# %% [markdown]
+# A call that *finished* still looks unfinished, so it runs again. Even a run that finishes with
+# no crash leaves such a checkpoint behind:
+
+# %%
+print("After a finished run, pendingToolUse names:",
+      a_only_done.state["pendingToolUse"]["name"])
+
+# %% [markdown]
+# A supervisor restarting from that file would run `build_table` once more (neither loop here
+# writes "done"; a real harness would). One save point trades one blind spot for the other;
+# both together tell resume the whole story.
 #
 # ## The crash timeline
 #
-# Below is every moment of a real run of `support-tickets`: each model call, each save, each tool
-# running. Pick where the process dies, and which loop runs:
-#
-# - **Save points**: "B only", "A only" or "A and B": which of the loop's two
-#   `save_checkpoint(state)` lines it keeps. Nothing else changes between the three: the same
-#   loop, the same token counting.
-# - **Write mode**: "in place" (a save that writes straight over `checkpoint.json`) or
-#   "temp + rename" (the atomic save [part 3](03_atomic_save.ipynb) explains).
-#
-# Each combination is a real loop, and every view is what the crash harness found on disk after
-# really killing that loop at that moment, with what a resume concludes from it. (The six loops
-# run once, here, in about two seconds.)
+# Every moment of a real run of `support-tickets`. Pick where the process dies, which save
+# points the loop keeps, and its write mode ("in place", or "temp + rename" from
+# [part 3](03_atomic_save.ipynb)). Each view is what the harness found on disk after really
+# killing that loop there (six loops, run once, in about two seconds).
 
 # %%
 from graders.teaching.timeline import build_timeline
@@ -96,33 +119,13 @@ timeline = build_timeline("support-tickets")
 show_timeline(timeline, moment="tool_2", save_points="B only", write_mode="in place")
 
 # %% [markdown]
-# Things to try (predict each before you click):
+# Things to try (predict before you click):
 #
-# 1. It opens on "B only", "in place", killed while tool 2 (`build_table`) runs. What does the
-#    disk hold, and what will resume do? Now switch to "A and B".
-# 2. Move the crash to moment 4, halfway through save point B of turn 1, with "in place". Then
-#    switch to "temp + rename". What changed on disk, and what lies beside `checkpoint.json`?
-# 3. With "B only", some moments in the strip are greyed out: why does that loop not save there?
-# 4. Choose "A only" and move the crash to moment 5, model call 2: tool 1 has finished by then.
-#    What does `pendingToolUse` say, and what will resume do with `list_tickets`?
-#
-# Where the timeline cannot be shown (a viewer without widgets), its table is printed instead. The
-# same facts, as plain text, for two moments:
-
-# %%
-for moment in ("tool_2", "model_call_3"):
-    for save_points in ("B only", "A only", "A and B"):
-        state = timeline.state(moment, save_points, "temp + rename")
-        print(f"{save_points:8} killed at {state.moment.short}: {state.disk.headline}")
-        print(f"{'':8} resume: {state.conclusion}")
-    print()
-
-# %% [markdown]
-# Saving at only one of the two points is a trade of blind spots. With B alone, a call in flight
-# leaves no mark, and resume repeats it without knowing. With A alone, a call that *finished*
-# still looks unfinished, because nothing recorded its result: resume cannot tell the two apart
-# and has to treat it as unfinished, so a call that already ran (and changed the world) runs
-# again. Both saves together give resume the whole story.
+# 1. "B only", killed while tool 2 runs: what does resume do? Now "A and B".
+# 2. Moment 4, halfway through save point B of turn 1, "in place"; then "temp + rename". What
+#    changed, and what lies beside `checkpoint.json`?
+# 3. With "B only", some moments in the strip are striped: why does that loop not save there?
+# 4. "A only" at moment 5: what does `pendingToolUse` say about `list_tickets`?
 #
 # ## Check yourself
 
@@ -132,8 +135,42 @@ from graders.teaching.widgets import show_quiz
 show_quiz("b_only_tool_window")
 
 # %%
-show_quiz("a_only_after_result")
+show_quiz("a_only_finished_run")
 
 # %% [markdown]
+# ## Now change it
+#
+# Pick a loop and a crash point (`killed_during_tool_k`, k = 1, 2; `killed_during_model_call_k`,
+# k = 1 to 3; `torn_write_save_n`, n up to 2 saves, or 4 with both save points). Predict, then
+# run.
+
+# %%
+from graders.teaching.scene import describe_run, say
+
+save_points, write_mode, point = "A only", "in place", "torn_write_save_2"
+with Harness(variant(save_points, write_mode)) as harness:
+    seen = harness.run_point("support-tickets", point)
+print(describe_run(seen))
+say("Resume:", resume(seen.checkpoint).outcome)
+
+# %% [markdown]
+# ## Glossary
+#
+# - **save point A**: the save once a tool is named, before it runs.
+# - **save point B**: the save once its result is recorded.
+# - **in flight**: named by the model, its result not recorded yet.
+# - **crash point**: where the harness kills a run (`killed_during_tool_2`).
+# - **crash timeline**: the widget above.
+
+# %% [markdown]
+# ## Key points
+#
+# - A loop turn has two save points: A, before the named tool runs; B, once its result is
+#   recorded.
+# - B alone: a call in flight leaves no trace, and resume runs it again unknowingly.
+# - A alone: a finished call still looks in flight and runs again; even a finished run leaves a
+#   checkpoint naming a call in flight.
+# - Both together tell resume which call started and whether its result was recorded.
+#
 # Next: [part 3, the atomic save](03_atomic_save.ipynb): the torn JSON above, and how to make
 # it impossible.

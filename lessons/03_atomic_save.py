@@ -14,10 +14,15 @@
 # ---
 
 # %% [markdown]
-# # Checkpoints · Part 3 of 6: the atomic save
+# # Checkpoints · Part 3 of 7: the atomic save
 #
-# [Part 2](02_two_save_points.ipynb) placed the saves. This part is about the save itself: why
-# overwriting `checkpoint.json` in place is not safe, and the write that is.
+# **Time:** about 20 minutes.
+# **Questions:** Why is overwriting `checkpoint.json` in place not safe? What kind of write can a
+# kill never tear?
+# **Objectives:** say what a kill during an in-place save leaves; write a save that goes through
+# a temp file in the same folder and one `os.replace`, and say why each part matters.
+#
+# [Part 2](02_two_save_points.ipynb) placed the saves. This part is about the save itself.
 #
 # ## The obvious save
 #
@@ -31,16 +36,13 @@ from graders.teaching.variants import lesson_function
 show_code(lesson_function("save_checkpoint", write_mode="in place"), language="python")
 
 # %% [markdown]
-# If the process always ran to its end, this would do. But nobody adds checkpoints for the runs
-# that end well: they are there for the run that is killed without warning, by a crash, a
-# power cut, or a container being evicted. And writing a file is not one indivisible step:
-# opening it for writing empties it at once, and the new bytes follow a buffer at a time.
+# Checkpoints are for the run that is killed without warning, and writing a file is not one
+# step: opening it for writing empties it, and the new bytes follow a buffer at a time.
 #
 # ## A real torn write
 #
-# The harness runs the lesson's loop (B only, in place) and kills it halfway through save 2
-# (save point B after tool 2): the kernel lets the write reach half of its bytes, then stops the
-# process.
+# The harness kills the lesson's loop (B only, in place) halfway through save 2: the kernel lets
+# the write reach half of its bytes, then stops the process.
 
 # %%
 from graders.teaching.predict import compare, predict
@@ -50,7 +52,7 @@ predict("torn_in_place")
 # %%
 from graders.harness import Harness
 from graders.resume import resume
-from graders.teaching.scene import describe_run
+from graders.teaching.scene import describe_run, say
 from graders.teaching.variants import variant
 
 with Harness(variant("B only", "in place")) as harness:
@@ -62,27 +64,20 @@ print("The last bytes on disk:", repr(torn.checkpoint[-60:]))
 compare("torn_in_place")
 
 # %% [markdown]
-# The file was cut off mid-string. Resume's first step, parsing it, fails:
+# Resume's first step, parsing the file, fails:
 
 # %%
-report = resume(torn.checkpoint)
-print(report.to_text())
+say(resume(torn.checkpoint).to_text())
 
 # %% [markdown]
-# And there is nothing to fall back on: save 1 was a complete checkpoint a moment ago, but
-# opening the file for writing emptied it before the first new byte went in. The only copy of the
-# scene is half a JSON document, and the task starts over from zero. Starting over means running
-# the tools again: `list_tickets`, and `build_table` too, although `build_table` had *finished*
-# before the save that tore. Here, running a tool twice only wastes time; a tool that sends an
-# email or charges a card would do it twice. The course's next lesson, *Resuming from a
-# checkpoint*, uses each call's `tool_use` id as an idempotency key so that a tool can tell a
-# repeat from a new request.
+# Nothing is left to fall back on: opening the file emptied save 1. The task starts over, and
+# the tools run again, `build_table` too, although it had *finished*: a tool that sends an email
+# would send it twice. (The next lesson uses each call's `tool_use` id as an idempotency key.)
 #
 # ## Temp file, then an atomic rename
 #
-# The fix: write the whole new save into a temp file next to `checkpoint.json`, and only when it
-# is complete, rename it over `checkpoint.json`. A crash during the write only damages the temp
-# file; the real checkpoint is still the previous complete save. The lesson's atomic save:
+# Write the whole save into a temp file next to `checkpoint.json`, and only when it is complete,
+# rename it over `checkpoint.json`. A crash during the write damages only the temp file:
 
 # %%
 show_code(lesson_function("save_checkpoint", write_mode="temp + rename"), language="python")
@@ -101,31 +96,25 @@ with Harness(variant("B only", "temp + rename")) as harness:
 
 for obs in (torn_temp, before_rename):
     print(describe_run(obs))
-    print("Resume:", resume(obs.checkpoint).outcome)
+    say("Resume:", resume(obs.checkpoint).outcome)
     print()
 compare("torn_atomic")
 
 # %% [markdown]
-# Both times `checkpoint.json` is save 1, complete and readable, and resume carries on from it.
-# The half-written (or complete but unrenamed) temp file lies beside it; resume never reads it.
-# (A save can delete its temp file when it fails with an exception; a killed process cannot
-# clean up, so a real resume may sweep up stale `checkpoint.*.tmp` files.)
+# Resume never reads the temp file left beside it. (A killed save cannot clean up, so a real
+# resume may sweep stale `checkpoint.*.tmp` files.)
 #
 # ## Why the rename is atomic, and the small print
 #
-# - **One step.** On one filesystem, POSIX `rename(2)` replaces the directory entry in a single
-#   step: at every instant, whoever opens `checkpoint.json` gets the old file or the new one,
-#   whole. That is a promise about what *running programs see*. Whether the new save survives
-#   a *power cut* is a separate question, with a separate answer ([part 4](04_going_deeper.ipynb)).
-# - **`os.replace`, not `os.rename`.** On Linux and macOS both are `rename(2)`. On Windows
-#   `os.rename` fails when `checkpoint.json` already exists, which is every save after the first;
-#   `os.replace` replaces it. Windows does not document that replacement as atomic, though, and it
-#   fails while another process holds the file open: the "old or new, never half" guarantee is a
-#   POSIX one.
-# - **The temp file in the same directory.** A rename cannot move a file to another filesystem.
-#   `tempfile.mkstemp()` with no `dir=` puts the file in the system temp folder, which may be
-#   another filesystem (a tmpfs, say); then the rename fails, or `shutil.move` quietly falls
-#   back to copying, and a copy can tear like any write. Here it is, tried for real:
+# - **One step.** On one filesystem, POSIX `rename(2)` swaps the directory entry at once:
+#   whoever opens `checkpoint.json` gets the old file or the new one, whole. That is about what
+#   *running programs see*; a *power cut* is [part 4](04_power_cuts.ipynb).
+# - **`os.replace`, not `os.rename`.** On Windows `os.rename` fails when `checkpoint.json`
+#   exists, at every save after the first; `os.replace` replaces it, though Windows does not
+#   document that as atomic, and it fails while another process holds the file open.
+# - **The temp file in the same directory.** A rename cannot cross filesystems, and
+#   `tempfile.mkstemp()` without `dir=` may land on another one (a tmpfs): the rename fails, or
+#   `shutil.move` quietly copies, and a copy tears like any write. Tried for real:
 
 # %%
 import tempfile
@@ -133,12 +122,11 @@ import tempfile
 from graders.teaching.deeper import cross_filesystem_rename
 
 with tempfile.TemporaryDirectory() as folder:
-    print(cross_filesystem_rename(folder))
+    say(cross_filesystem_rename(folder))
 
 # %% [markdown]
-# The lesson's save therefore creates its temp file with `dir=` set to the checkpoint's own
-# folder, and lets `tempfile` pick a name of its own for every save
-# ([part 4](04_going_deeper.ipynb) shows why a fixed `checkpoint.json.tmp` is a risk).
+# So the lesson's save passes `dir=` the checkpoint's folder, with a fresh name for every save
+# (why not a fixed name: [the appendix](08_appendix_what_real_systems_store.ipynb)).
 #
 # ## Check yourself
 
@@ -148,4 +136,35 @@ from graders.teaching.widgets import show_quiz
 show_quiz("replace_not_rename")
 
 # %% [markdown]
-# Next: [part 4, going deeper](04_going_deeper.ipynb): what temp + rename still does not survive.
+# ## Now change it
+#
+# Tear another save, or kill a temp + rename loop at `killed_before_rename_save_n`; predict,
+# then run.
+
+# %%
+save_points, write_mode, point = "A and B", "in place", "torn_write_save_3"
+with Harness(variant(save_points, write_mode)) as harness:
+    seen = harness.run_point("support-tickets", point)
+print(describe_run(seen))
+say("Resume:", resume(seen.checkpoint).outcome)
+
+# %% [markdown]
+# ## Glossary
+#
+# - **in place**: writing into `checkpoint.json` itself.
+# - **torn write**: a save cut off part-way.
+# - **atomic save**: a temp file in the same directory, then `os.replace`.
+# - **EXDEV**: the error of a rename across filesystems.
+
+# %% [markdown]
+# ## Key points
+#
+# - Writing `checkpoint.json` in place empties it first: a kill part-way leaves a prefix of the
+#   new save and nothing of the old one, and resume cannot parse it.
+# - Write the whole save to a temp file in the checkpoint's own folder, then `os.replace` it over
+#   `checkpoint.json`: a kill leaves the previous save or the new one, whole.
+# - `os.replace`, not `os.rename` (Windows); never a temp file on another filesystem (EXDEV, or a
+#   copy that can tear).
+#
+# Next: [Level 2](../exercises/lesson2/02_two_latent_failures.ipynb), then
+# [part 4, power cuts](04_power_cuts.ipynb): what temp + rename still does not survive.

@@ -11,8 +11,9 @@ the disk before the loop goes on to run a tool:
    descriptor of the directory), or after a power cut the previous checkpoint can come back
    although the loop already ran the next tool.
 
-On macOS ``os.fsync`` does not flush the drive's own cache: there ``fcntl.F_FULLFSYNC`` does
-(see lesson 04). Windows cannot open a folder to sync it.
+``f.flush()`` comes before ``os.fsync``: until then the bytes are in Python's own buffer, where
+no sync reaches them. On macOS ``os.fsync`` does not flush the drive's own cache: there
+``fcntl.F_FULLFSYNC`` does (lesson part 4). On Windows Python cannot open a folder to sync it.
 """
 
 from __future__ import annotations

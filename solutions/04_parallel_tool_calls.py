@@ -8,8 +8,9 @@ This reference runs every block, and keeps the checkpoint honest while it does:
    ``{"id", "name", "input"}``, one per block in block order, saved before the first tool runs.
 2. When a call finishes, its result is kept in its own entry (``"result"``) and saved before the
    next tool starts, so a crash during tool 3 leaves tools 1 and 2 on disk with their results.
-3. Save point B appends ONE user message with a ``tool_result`` for every block, in the order of
-   the blocks, and sets ``pendingToolUse`` back to ``None``.
+3. Save point B appends ONE user message with a ``tool_result`` for every block (in block order,
+   a habit: the API pairs each result with its call by ``tool_use_id``), and sets
+   ``pendingToolUse`` back to ``None``.
 
 ``save_checkpoint`` is Level 2's atomic save, unchanged.
 """
@@ -38,10 +39,10 @@ def save_checkpoint(state):
             json.dump(state, f)
             f.flush()
             # A killed process keeps what the page cache holds; fsync also asks for the bytes to
-            # reach the disk before the rename makes them the checkpoint, for a power cut. That
-            # is enough on Linux. On macOS fsync stops at the drive's own cache, and only
-            # fcntl(fd, F_FULLFSYNC) flushes that; surviving a power cut also needs an fsync of
-            # the directory after the rename (lesson part 4). The checks kill processes only.
+            # reach the disk before the rename makes them the checkpoint, for a power cut. On
+            # Linux fsync makes the bytes durable; a durable rename also needs an fsync of the
+            # directory after it (Level 3). On macOS fsync stops at the drive's own cache, and
+            # only fcntl(fd, F_FULLFSYNC) flushes that. The checks kill processes only.
             os.fsync(f.fileno())
         os.replace(tmp_path, CHECKPOINT)
     except BaseException:

@@ -17,71 +17,26 @@ fails the test.
 """
 from __future__ import annotations
 
-import json
-import os
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import IN_CI, ROOT
+from tests.conftest import (  # noqa: F401 - re-exported: the catalog's helpers live in conftest
+    CATALOG,
+    CHECK_IDS,
+    EXPECTED,
+    LEVEL2,
+    contained,
+    grading_env,
+    require_tools,
+    tools_problem,
+)
 
 pytestmark = pytest.mark.sandbox
 
 __all__ = ["CATALOG", "EXPECTED", "CHECK_IDS", "LEVEL2", "tools_problem", "require_tools",
            "contained", "grading_env"]
-
-CATALOG = ROOT / "tests" / "fixtures" / "02_two_latent_failures" / "adversarial"
-EXPECTED: dict[str, dict[str, bool]] = json.loads((CATALOG / "expected.json").read_text())
-CHECK_IDS = ("l2_atomic_save", "l2_save_point_a", "l2_atomic_save_hidden",
-             "l2_save_point_a_hidden")
-LEVEL2 = "02_two_latent_failures"
-
-def tools_problem() -> str | None:
-    """Why these tests cannot run here (one line), or None."""
-    if not sys.platform.startswith("linux"):
-        return f"the sandbox tests need Linux (bubblewrap, strace); this is {sys.platform}"
-    missing = [tool for tool in ("bwrap", "strace", "unshare") if shutil.which(tool) is None]
-    if missing:
-        return (f"the sandbox tests need {' and '.join(missing)} "
-                "(Debian: apt-get install bubblewrap strace util-linux)")
-    probe = subprocess.run([*contained(), sys.executable, "-c", "pass"], capture_output=True,
-                           text=True, timeout=60)
-    if probe.returncode != 0:
-        return f"cannot make a PID namespace to contain the catalog: {probe.stderr.strip()[:200]}"
-    return None
-
-
-def require_tools() -> None:
-    """Skip with a one-line reason when the tools are missing; fail instead when CI=true."""
-    problem = tools_problem()
-    if problem:
-        if IN_CI:
-            pytest.fail(f"CI must run the sandbox tests: {problem}")
-        pytest.skip(problem)
-
-
-def contained() -> list[str]:
-    """The command prefix that runs a program as process 1 of a new PID namespace.
-
-    Process 1 of a namespace ignores SIGKILL sent from inside it, so ``kill(-1, SIGKILL)`` there
-    ends everything but the grader; when process 1 ends, every process of the namespace ends.
-    """
-    prefix = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child"]
-    if os.geteuid() != 0:
-        prefix[1:1] = ["--user", "--map-current-user"]
-    return prefix
-
-
-def grading_env(home: Path) -> dict[str, str]:
-    """The environment graders get here: this checkout importable, HOME a folder of the test's."""
-    env = dict(os.environ, HOME=str(home), PYTHONPATH=str(ROOT),
-               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    env.pop("TMPDIR", None)
-    return env
-
 
 @pytest.fixture(scope="module", autouse=True)
 def _tools():

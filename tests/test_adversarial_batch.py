@@ -24,337 +24,39 @@ the kernel ends whatever is left.
 
 from __future__ import annotations
 
-import copy
-import hashlib
-import json
-import os
-import socket
-import sqlite3
-import subprocess
-import sys
-import threading
-import time
-from pathlib import Path
-
 import pytest
 
-from graders.nbgrader_plumbing.course import build_course
-from tests.conftest import ROOT
-from tests.fixtures.notebooks.course_cache import TEST_CELL_TIMEOUT
-from tests.fixtures.notebooks.submissions import submission_notebook
-from tests.test_adversarial import (
-    CATALOG,
+from tests.conftest import (
     CHECK_IDS,
-    EXPECTED,
-    LEVEL2,
-    contained,
-    grading_env,
+    LISTEN,
+    POINTS,
+    STUDENTS,
+    grade_catalog_batch,
     require_tools,
+    said_by,
 )
 
 pytestmark = [pytest.mark.nbgrader, pytest.mark.sandbox]
-
-POINTS = {"l2_atomic_save": 3, "l2_save_point_a": 3, "l2_atomic_save_hidden": 2,
-          "l2_save_point_a_hidden": 2}
-STUDENTS: dict[str, dict[str, bool]] = {
-    "reference": dict.fromkeys(CHECK_IDS, True),
-    "starter": dict.fromkeys(CHECK_IDS, False),
-    **EXPECTED,
-}
-LISTEN = ("127.0.0.1", 47613)
-#: What nbgrader and the grade command themselves write in the course directory (not hashed).
-NBGRADER_WRITES = ("gradebook.db", "autograded", "feedback", "submitted",
-                   "checkpoint-lab-grade.log")
-SOLUTIONS = "the checkout's solutions/"
-#: Names the catalog's cheats drop in /tmp or /dev/shm when nothing stops them.
-DROPPINGS = ("checkpoint-lab-fill.bin", ".checkpoint-lab-runs-")
-#: Waits for the batch's end on its stdin; starts the grade command; reports how it ended.
-_SHIM = """
-import subprocess, sys
-proc = subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL)
-print("ENDED", proc.returncode, flush=True)
-sys.stdin.readline()
-"""
-
-
-def _hash_tree(root: Path, skip: tuple[str, ...] = ()) -> dict[str, str]:
-    """Relative path -> sha256 of every file and link under ``root`` (top-level ``skip`` out)."""
-    found = {}
-    if not root.exists():
-        return found
-    for folder, dirs, files in os.walk(root):
-        rel_folder = Path(folder).relative_to(root)
-        if rel_folder == Path("."):
-            dirs[:] = [d for d in dirs if d not in skip]
-            files = [f for f in files if f not in skip]
-        for name in sorted(files) + [d for d in dirs if (Path(folder) / d).is_symlink()]:
-            path = Path(folder) / name
-            rel = str(rel_folder / name)
-            if path.is_symlink():
-                found[rel] = "link -> " + os.readlink(path)
-            elif path.is_file():
-                found[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
-            else:
-                found[rel] = "not a regular file"
-    return found
-
-
-def _diff(before: dict[str, str], after: dict[str, str], *, new_files: bool = True) -> list[str]:
-    keys = before.keys() | after.keys() if new_files else before.keys()
-    return sorted({k for k in keys if before.get(k) != after.get(k)})
-
-
-def _droppings() -> set[str]:
-    found = set()
-    for folder in ("/tmp", "/dev/shm"):
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        found |= {f"{folder}/{n}" for n in names if n.startswith(DROPPINGS)}
-    return found
-
-
-def _processes() -> dict[int, str]:
-    """pid -> start time, for every process of the machine."""
-    found = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-                found[int(entry)] = stat.rsplit(")", 1)[1].split()[19]
-            except (OSError, IndexError):
-                pass
-    return found
-
-
-def _describe(proc_root: str, pid: str) -> str:
-    try:
-        cmd = Path(f"{proc_root}/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(
-            errors="replace").strip()
-        uid = next(line.split()[1] for line in Path(f"{proc_root}/{pid}/status").read_text()
-                   .splitlines() if line.startswith("Uid:"))
-    except (OSError, StopIteration):
-        return f"{pid} (gone)"
-    return f"pid {pid} uid {uid}: {cmd[:160]}"
-
-
-def _alive(proc_root: str, pid: str) -> bool:
-    """Whether ``pid`` still runs (a zombie, dead and waiting for process 1 to reap it, does not).
-    """
-    try:
-        status = Path(f"{proc_root}/{pid}/status").read_text()
-    except OSError:
-        return False
-    return not any(line.startswith("State:") and line.split()[1] in ("Z", "X")
-                   for line in status.splitlines())
-
-
-def _mentions(pid: int, words: tuple[str, ...]) -> bool:
-    texts = []
-    for what in ("cmdline", "environ"):
-        try:
-            texts.append(Path(f"/proc/{pid}/{what}").read_bytes().decode(errors="replace"))
-        except OSError:
-            pass
-    try:
-        texts.append(os.readlink(f"/proc/{pid}/cwd"))
-    except OSError:
-        pass
-    return any(word in text for text in texts for word in words)
-
-
-def _scores(gradebook: Path) -> dict[str, dict[str, float]]:
-    """student -> test -> score (manual if set, else automatic) in the gradebook."""
-    with sqlite3.connect(f"file:{gradebook}?mode=ro", uri=True, timeout=30) as db:
-        rows = db.execute(
-            """SELECT submitted_assignment.student_id, base_cell.name, grade.auto_score,
-                      grade.manual_score
-               FROM grade JOIN base_cell ON grade.cell_id = base_cell.id
-               JOIN submitted_notebook ON grade.notebook_id = submitted_notebook.id
-               JOIN submitted_assignment ON submitted_notebook.assignment_id =
-                    submitted_assignment.id""").fetchall()
-    found: dict[str, dict[str, float]] = {}
-    for student, test, auto, manual in rows:
-        found.setdefault(student, {})[test] = manual if manual is not None else auto
-    return found
-
-
-class _Listener:
-    """Accepts and records every connection to 127.0.0.1:47613 until closed."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            self.sock.bind(LISTEN)
-        except OSError as err:
-            self.sock.close()
-            pytest.fail(f"cannot listen on {LISTEN[0]}:{LISTEN[1]} ({err}): another run of "
-                        "this test, or another program, holds the port; stop it and run again")
-        self.sock.listen(64)
-        self.sock.settimeout(0.2)
-        self.seen: list[str] = []
-        self.open = True
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while self.open:
-            try:
-                conn, peer = self.sock.accept()
-            except OSError:
-                continue
-            conn.settimeout(0.5)
-            try:
-                data = conn.recv(200)
-            except OSError:
-                data = b""
-            conn.close()
-            self.seen.append(f"{peer}: {data[:120]!r}")
-
-    def close(self) -> list[str]:
-        self.open = False
-        self.thread.join(5)
-        self.sock.close()
-        return self.seen
-
-
-def _set_cell(nb: dict, grade_id: str, source: str) -> None:
-    for cell in nb["cells"]:
-        if cell["metadata"].get("nbgrader", {}).get("grade_id") == grade_id:
-            cell["source"] = source
-            return
-    raise KeyError(grade_id)
-
-
-def _catalog_notebook(name: str, release: dict) -> dict:
-    """The released Level 2 notebook with a catalog file's whole code in the answer cells."""
-    nb = copy.deepcopy(release)
-    code = (CATALOG / f"{name}.py").read_text()
-    _set_cell(nb, "l2_save_checkpoint", code)
-    _set_cell(nb, "l2_run_agent", "# run_agent is defined in the cell above, with "
-              "save_checkpoint.\n")
-    return nb
-
 
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
     """Build a course, hand in every student, grade them all in one contained batch."""
     require_tools()
-    scratch = tmp_path_factory.mktemp("adversarial-batch")
-    course = build_course(scratch / "course", cell_timeout=TEST_CELL_TIMEOUT)
-    release = json.loads((course.release_dir / f"{LEVEL2}.ipynb").read_text())
-    submissions = scratch / "submissions"
-    for student in STUDENTS:
-        nb = (submission_notebook(student, release) if student in ("reference", "starter")
-              else _catalog_notebook(student, release))
-        (submissions / student).mkdir(parents=True)
-        (submissions / student / f"{LEVEL2}.ipynb").write_text(json.dumps(nb, indent=1))
-    home = scratch / "home"
-    home.mkdir()
-    (home / ".profile").write_text("# a decoy home: nothing may change here\n")
-    (home / "gradebook.db").write_bytes(course.gradebook_path.read_bytes())
-
-    # The checkout is shared with other work that may add files to solutions/ meanwhile: there,
-    # a changed or deleted file counts, a new one does not.
-    canaries = {
-        "the course directory": (course.root, NBGRADER_WRITES),
-        SOLUTIONS: (ROOT / "solutions", ()),
-        "the submissions folder": (submissions, ()),
-        "$HOME (with a decoy gradebook.db)": (home, ()),
-    }
-    hashed = {label: _hash_tree(root, skip) for label, (root, skip) in canaries.items()}
-    droppings = _droppings()
-    before = _processes()
-    listener = _Listener()
-    csv_path = scratch / "scores.csv"
-    grade = [sys.executable, "-m", "graders.cli", "grade", str(submissions), "--course",
-             str(course.root), "--csv", str(csv_path), "--quiet", "--no-feedback"]
-    with (scratch / "stderr.txt").open("wb") as stderr:
-        shim = subprocess.Popen([*contained(), sys.executable, "-c", _SHIM, *grade],
-                                cwd=scratch, env=grading_env(home), stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=stderr, start_new_session=True)
-    result: dict = {"course": course, "students": sorted(STUDENTS)}
-    try:
-        # The grade command's own output goes to stderr (tqdm, warnings) and stdout; the shim's
-        # last line is "ENDED <status>".
-        deadline = time.monotonic() + 1500
-        lines = []
-        while time.monotonic() < deadline:
-            line = shim.stdout.readline()
-            if not line:
-                break
-            lines.append(line.decode(errors="replace"))
-            if line.startswith(b"ENDED"):
-                break
-        ended = next((x for x in lines if x.startswith("ENDED")), None)
-        result["status"] = int(ended.split()[1]) if ended else None
-        result["stdout"] = "".join(lines)[-3000:]
-        # unshare forks: the shim (process 1 inside) is the child of the unshare we started;
-        # through its root, /proc is the namespace's own, nested namespaces' processes included.
-        inner = _child_of(shim.pid)
-        shim_root = f"/proc/{inner}/root/proc"
-        result["left_alive"] = ([_describe(shim_root, pid) for pid in os.listdir(shim_root)
-                                 if pid.isdigit() and pid != "1" and _alive(shim_root, pid)]
-                                if inner else
-                                ["the shim itself is gone: cannot look inside its namespace"])
-        words = (str(scratch),)
-        result["outside"] = [_describe("/proc", str(pid)) for pid, start in _processes().items()
-                             if before.get(pid) != start and pid not in (shim.pid, inner)
-                             and _alive("/proc", str(pid)) and _mentions(pid, words)]
-        result["scores"] = _scores(course.gradebook_path)
-        time.sleep(4)
-        result["scores_later"] = _scores(course.gradebook_path)
-    finally:
-        try:
-            shim.stdin.write(b"done\n")
-            shim.stdin.close()
-        except OSError:
-            pass
-        try:
-            shim.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            shim.kill()
-            shim.wait()
-        shim.stdout.close()
-        err = (scratch / "stderr.txt").read_bytes()
-        text = err.decode(errors="replace")
-        first = text.find("Traceback")
-        result["stderr"] = (text[first:first + 3000] + "\n...\n" if first >= 0 else "") \
-            + text[-3000:]
-        result["connections"] = listener.close()
-    result["written"] = {label: _diff(hashed[label], _hash_tree(root, skip),
-                                      new_files=label != SOLUTIONS)
-                         for label, (root, skip) in canaries.items()}
-    result["droppings"] = sorted(_droppings() - droppings)
-    return result
-
-
-def _child_of(pid: int) -> int | None:
-    try:
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    except OSError:
-        return None
-    return int(children[0]) if children else None
-
-
-def _said(batch) -> str:
-    return f"status {batch['status']}\n{batch['stdout']}\n{batch['stderr']}"
+    return grade_catalog_batch(tmp_path_factory.mktemp("adversarial-batch"))
 
 
 @pytest.mark.timeout(1800)
 def test_the_batch_ends_and_grades_everyone(batch):
-    assert batch["status"] == 0, f"checkpoint-lab grade failed: {_said(batch)}"
+    assert batch["status"] == 0, f"checkpoint-lab grade failed: {said_by(batch)}"
     missing = [s for s in batch["students"] if s not in batch["scores"]]
-    assert not missing, f"not in the gradebook: {missing}\n{_said(batch)}"
+    assert not missing, f"not in the gradebook: {missing}\n{said_by(batch)}"
 
 
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("student", sorted(STUDENTS))
 def test_scores_match_expected(batch, student):
     scores = batch["scores"].get(student)
-    assert scores is not None, f"{student} is not in the gradebook: {_said(batch)}"
+    assert scores is not None, f"{student} is not in the gradebook: {said_by(batch)}"
     want = {check: POINTS[check] if passed else 0 for check, passed in STUDENTS[student].items()}
     got = {check: scores.get(check) for check in CHECK_IDS}
     assert got == want, f"{student}: gradebook {got}, expected {want}"

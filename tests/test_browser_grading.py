@@ -127,7 +127,7 @@ def test_feedback_wraps_every_reason_and_says_what_awaits_marking(browser, grade
         assert _no_sideways_scrolling(tab, "pre, .output_area, .output_subarea, .input_area") \
             == []
         verdict = tab.locator(".output_area pre").filter(
-            has_text="an atomic save: not passed (0/3 points)")
+            has_text="survives a kill during a save: not passed (0/3 points)")
         verdict.scroll_into_view_if_needed()
         shot(tab, "21-feedback-verdict-wrapped")
         box = verdict.bounding_box()

@@ -1,5 +1,5 @@
 # ruff: noqa: F811  (pytest fixtures imported from test_browser.py are parameters here)
-"""Lesson 04's view of one turn with several tool calls, in a real browser: the slider moves
+"""Lesson 05's view of one turn with several tool calls, in a real browser: the slider moves
 with the keyboard, the pane says what is on disk and what resume does, axe-core finds nothing
 serious. Screenshot: test-artifacts/browser/parallel-turn.png."""
 
@@ -23,9 +23,9 @@ pytestmark = pytest.mark.browser
 
 
 def test_the_slider_walks_the_turn_and_the_pane_follows(page, lab):
-    open_notebook(page, lab, "lessons/04_going_deeper.ipynb")
+    open_notebook(page, lab, "lessons/05_several_tool_calls_in_one_turn.ipynb")
     run_all(page)
-    view = visible(page, ".cl-parallel-turn")
+    view = visible(page, ".cl-parallel-turn").first  # the lesson's "Now change it" shows another
     view.scroll_into_view_if_needed()
     pane = view.locator(".widget-html").last
     assert "model call 1 asks for 3 tools" in pane.inner_text()

@@ -36,9 +36,9 @@ pytestmark = pytest.mark.browser
 
 AXE = ROOT / "tests" / "browser_deps" / "node_modules" / "axe-core" / "axe.min.js"
 TIMELINE_LESSON = "lessons/02_two_save_points.ipynb"
-QUIZ_LESSONS = ["lessons/04_going_deeper.ipynb",
-                "lessons/05_claude_code_and_what_checkpoints_cost.ipynb",
-                "lessons/06_knowledge_check_and_recap.ipynb"]
+QUIZ_LESSONS = ["lessons/04_power_cuts.ipynb",
+                "lessons/06_claude_code_and_what_checkpoints_cost.ipynb",
+                "lessons/07_knowledge_check_and_recap.ipynb"]
 WIDGETS = ".cl-timeline, .cl-quiz, .cl-code"
 
 

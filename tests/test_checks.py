@@ -279,7 +279,10 @@ def test_level1_reference_save_passes_and_the_starter_save_names_what_is_lacking
 
 @pytest.mark.parametrize("name, expected", [
     ("passes_whole_state.py", None),
-    ("fails_pending_always_none.py", ["killed while tool 2 ran", "pendingToolUse is null"]),
+    ("fails_pending_always_none.py", ["killed while tool 1 ran", "pendingToolUse is null",
+                                      "Killed while 1 other tool ran, it failed too"]),
+    ("fails_skips_saves_before_first_result.py", ["killed while tool 1 ran",
+                                                   "there was no checkpoint.json"]),
     ("fails_turns_as_text.py", ['turns is "2"', "expected a whole number"]),
     ("fails_fixed_values.py", ["tokensUsed is 0, the loop held"]),
     ("fails_wrong_file.py", ["there was no checkpoint.json"]),
@@ -332,7 +335,7 @@ STARTER_AGENT = _function(LEVEL2_STARTER, "run_agent")
 ], ids=["syntax", "renamed", "deleted_cell", "os_exit", "hang_top", "raises_top", "hang_loop",
         "magic"])
 def test_a_broken_submission_fails_every_check_saying_why(save, agent, expected):
-    results = level2(save, agent, include_hidden=True, timeout=1)
+    results = level2(save, agent, include_hidden=True, timeout=3)  # 1 s was tight under load
     assert set(results) == ALL_L2
     for result in results.values():
         assert not result.passed and result.points_earned == 0
@@ -364,10 +367,10 @@ def test_answer_cells_are_found_by_grade_id_whatever_their_order():
     nb = notebook({"l2_run_agent": "def run_agent(*a):\n    pass",
                    "other": "print('not mine')",
                    "l2_save_checkpoint": "def save_checkpoint(state):\n    pass"})
-    source = submission_from_notebook(nb, L2)
-    assert source.index("def save_checkpoint") < source.index("def run_agent")
-    assert "not mine" not in source
-    assert source.count("# --- answer cell") == len(ANSWER_CELLS[L2])
+    cells = submission_from_notebook(nb, L2)
+    assert list(cells.code) == list(ANSWER_CELLS[L2])
+    assert cells.code["l2_save_checkpoint"].startswith("def save_checkpoint")
+    assert "not mine" not in "".join(cells.code.values())
 
 
 def test_a_notebook_file_that_is_not_a_notebook(tmp_path):
@@ -425,7 +428,8 @@ def test_run_check_runs_nothing_in_a_grading_kernel(capsys, monkeypatch, variabl
     monkeypatch.setenv(variable, value)
     run_check("l2_atomic_save", {"save_checkpoint": None})
     out, err = capsys.readouterr()
-    assert out.strip() == "Check l2_atomic_save (an atomic save) is graded outside this kernel."
+    assert out.strip() == ("Check l2_atomic_save (survives a kill during a save) is graded "
+                           "outside this kernel.")
     assert err == ""
     monkeypatch.setenv("NBGRADER_EXECUTION", "validate")
     monkeypatch.delenv("CHECKPOINT_LAB_GRADING", raising=False)

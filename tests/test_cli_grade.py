@@ -86,7 +86,7 @@ def test_unknown_notebook_and_not_json_are_reported_and_recorded(course, tmp_pat
                               "--csv", str(tmp_path / "s.csv"), "--quiet")
     assert status == 0, err
     assert "cli_unknown/homework.ipynb is not a notebook of lesson2" in err
-    assert "cli_garbage/02_two_latent_failures.ipynb: it is not a notebook" in err
+    assert "cli_garbage/02_two_latent_failures.ipynb: it is not a notebook (not UTF-8" in err
     with open(tmp_path / "s.csv", newline="") as f:
         rows = {row["student"]: row for row in csv.DictReader(f)}
     assert rows["cli_unknown"]["autograded_score"] == "0"
@@ -133,15 +133,16 @@ def test_the_table_shows_the_whole_reason_wrapped_and_marks_what_was_not_submitt
     assert status == 0, err
     lines = out.split("\nGraded 1 student")[0].splitlines()  # the table, not the paths after it
     assert max(len(line) for line in lines) <= 100, out
-    table = " ".join(out.split())
+    assert out.startswith("Class: 1 student"), out[:200]
+    student = out.split("\ncli_half: ")[1]
+    table = " ".join(student.split())
     # The released starter fails the atomic save: the reason is there to its last sentence.
     atomic = table[table.index("l2_atomic_save"):]
     assert atomic.split(" l2_")[0].startswith("l2_atomic_save 0/3 not passed Ran your code")
     assert "Resume would fail on json.load" in atomic.split(" l2_")[0], atomic
-    # Level 1 was not handed in: not the same as a zero.
-    level1 = [line for line in lines if line.strip().startswith("l1_")]
-    assert level1 and all(line.rstrip().endswith("not submitted") for line in level1), out
-    assert "01_incomplete_checkpoint.ipynb was not submitted" in table
+    # Level 1 was not handed in: not the same as a zero, and one line, not a row per check.
+    assert not [line for line in student.splitlines() if line.strip().startswith("l1_")], out
+    assert "01_incomplete_checkpoint.ipynb: not submitted (2 checks, 5 points" in table
     with open(tmp_path / "s.csv", newline="") as f:
         row = next(r for r in csv.DictReader(f) if r["student"] == "cli_half")
     assert "01_incomplete_checkpoint.ipynb was not submitted" in row["notes"]
@@ -153,11 +154,11 @@ def test_format_student_wraps_every_line_to_the_width():
     from graders.nbgrader_plumbing.score_report import format_student
 
     reason = "Killed halfway through save 1: checkpoint.json held 936 of its 1,873 bytes. " * 4
-    result = StudentResult("ann", [TestScore("02", "l2_atomic_save", 0, 3, reason.strip()),
-                                   TestScore("01", "l1_saves_all_six", 0, 3, "",
-                                             submitted=False)],
-                           ["01.ipynb was not submitted: its tests score 0"])
+    record = {"status": "failed", "message": reason.strip(), "cause": "in_place_write"}
+    result = StudentResult("ann", [TestScore("02", "l2_atomic_save", 0, 3, record),
+                                   TestScore("01", "l1_saves_all_six", 0, 3, {},
+                                             submitted=False)], ["a note " * 20])
     text = format_student(result, width=70)
     assert max(len(line) for line in text.splitlines()) <= 70, text
     assert " ".join(text.split()).count("Killed halfway through save 1") == 4
-    assert "l1_saves_all_six     0/3   not submitted" in text
+    assert "  01.ipynb: not submitted (1 check, 3 points, scored 0)" in text

@@ -25,7 +25,7 @@ MANUAL = {"01_incomplete_checkpoint": {"l1_where_resume_falls_over": 5},
           "03_power_cut": {"l3_why_two_fsyncs": 3},
           "04_parallel_tool_calls": {"l4_why_keep_results": 3}}
 #: Cells the student may edit that are neither answers nor graded: they only try things out.
-PLAYGROUND = {"l2_crash_one"}
+PLAYGROUND = {"l2_crash_one", "l3_predict_table"}
 
 
 def cells(name: str) -> list:
@@ -138,8 +138,7 @@ def test_answer_cells_name_code_that_exists(name):
               "l1_save_checkpoint": {"save_checkpoint"},
               "l2_save_checkpoint": {"save_checkpoint"}, "l2_run_agent": {"run_agent"},
               "l3_save_checkpoint": {"save_checkpoint"}, "l4_run_agent": {"run_agent"}}
-    given = {"l1_loop": "def run_agent", "l3_run_agent": "def run_agent",
-             "l4_save_checkpoint": "def save_checkpoint"}
+    given = {"l3_run_agent": "def run_agent", "l4_save_checkpoint": "def save_checkpoint"}
     for cell in cells(name):
         lab = cell.metadata.get("checkpoint_lab")
         if not lab:
@@ -173,19 +172,51 @@ def test_code_cells_compile_and_paths_named_in_the_text_exist(name):
     assert f'self_check(globals(), "{name}")' in selfcheck.source
 
 
-def test_level1_loop_is_built_from_the_reference_loop():
-    from graders.nbgrader_plumbing.build import build_source_notebook
+def test_level1_loop_is_the_lessons_own_loop():
+    from graders.teaching.variants import lesson_function
 
-    built = build_source_notebook(AUTHORED["01_incomplete_checkpoint"])
-    loop = next(c for c in built.cells if meta(c).get("grade_id") == "l1_loop")
-    text = (ROOT / "solutions" / "02_two_latent_failures.py").read_text()
-    reference = next(n for n in ast.parse(text).body
-                     if isinstance(n, ast.FunctionDef) and n.name == "run_agent")
-    assert loop.source == ast.get_source_segment(text, reference), (
-        "the Level 1 notebook's loop must be solutions/02_two_latent_failures.py's run_agent, "
-        "which "
-        "grading runs the student's save with")
+    loop = next(c for c in cells("01_incomplete_checkpoint") if meta(c)["grade_id"] == "l1_loop")
+    assert loop.source.strip() == lesson_function("run_agent", save_points="A and B").strip(), (
+        "the Level 1 notebook's loop must be the lesson's own loop "
+        "(graders.teaching.variants.lesson_function('run_agent'))")
     assert "checkpoint_lab" not in loop.metadata
+
+
+def _code_lines(text: str) -> set[str]:
+    """The lines of ``text`` that say something: stripped, no blank lines, no imports, none made
+    of fewer than three words or symbols (``try:``, ``pass``, ``}``)."""
+    found = set()
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("import ", "from ")):
+            continue
+        if len(re.findall(r"\w+|[^\w\s]", line)) < 3:
+            continue
+        found.add(line)
+    return found
+
+
+#: Lines the Level 2 reference shares with the lesson's own loop, which lesson 02 teaches before
+#: Level 2 and Level 1 shows: they are how any loop counts tokens and clears pendingToolUse.
+_LESSON_LOOP_LINES = {'state["tokensUsed"] += response["usage"]["output_tokens"]',
+                      'state["pendingToolUse"] = None'}
+
+
+def test_no_notebook_before_level_2s_solutions_holds_a_line_of_the_level_2_reference():
+    """Issue 18.1: what a student has before Level 2's solutions (every lesson, Levels 1 and 2 as
+    released) holds no line of the Level 2 reference that the Level 2 starter lacks."""
+    reference = (ROOT / "solutions" / "02_two_latent_failures.py").read_text()
+    starter = (ROOT / "tests" / "fixtures" / "02_two_latent_failures" / "starter.py").read_text()
+    giveaways = _code_lines(reference) - _code_lines(starter) - _LESSON_LOOP_LINES
+    assert len(giveaways) > 20, "the measure sees the reference's fix"
+    released = [*sorted((ROOT / "lessons").glob("*.ipynb")),
+                ROOT / "exercises" / "01_incomplete_checkpoint.ipynb",
+                ROOT / "exercises" / "02_two_latent_failures.ipynb"]
+    for path in released:
+        nb = nbformat.read(path, as_version=4)
+        text = "\n".join(c.source for c in nb.cells)
+        shown = sorted(_code_lines(text) & giveaways)
+        assert not shown, f"{path.relative_to(ROOT)} shows the Level 2 reference: {shown}"
 
 
 # -- the notebooks, executed in a real kernel -----------------------------------------------------
@@ -286,6 +317,80 @@ def test_level2_says_what_is_wanted_not_where_the_failures_are():
     for giveaway in ("os.replace", "temp file", "atomic save", "save point A", "pendingToolUse\"]",
                      "mkstemp", "in place", "saves only"):
         assert giveaway not in text, f"the Level 2 text gives the fix away: {giveaway!r}"
+
+
+#: Words that name one of Level 2's fixes: none may be in a Level 2 check's title or description.
+_LEVEL2_FIXES = ("atomic", "save point", "temp", "rename", "replace", "pendingtooluse",
+                 "in place", "in-place", "fsync", "before the tool")
+
+
+def test_no_level2_check_title_or_description_names_its_fix():
+    """Issue 18.3: the ids stay (the gradebook knows them); what a student reads is neutral."""
+    checks = [c for c in CHECKS.values() if c.notebook == "02_two_latent_failures"]
+    assert len(checks) == 4
+    for check in checks:
+        for text in (check.title, check.description):
+            named = [w for w in _LEVEL2_FIXES if w in text.lower()]
+            assert not named, f"{check.id}: {text!r} names the fix ({named})"
+    for cell in cells("02_two_latent_failures"):  # the check cells' comments, above their call
+        if meta(cell).get("grade") and not meta(cell).get("solution"):
+            comment = "\n".join(line for line in cell.source.lower().splitlines()
+                                if line.startswith("#"))
+            assert not [w for w in _LEVEL2_FIXES if w in comment], meta(cell)["grade_id"]
+
+
+def test_level2_asks_for_part_1_before_the_checks_and_holds_them_back_until_it_is_locked_in():
+    """Issue 18.2: the student commits to a diagnosis first (the predict() pattern)."""
+    ids = [meta(c)["grade_id"] for c in cells("02_two_latent_failures")]
+    written = ids.index("l2_name_the_failures")
+    assert ids[written + 1] == "l2_lock_part1"
+    assert all(written < ids.index(c.id) for c in CHECKS.values()
+               if c.notebook == "02_two_latent_failures")
+    lock = cells("02_two_latent_failures")[written + 1]
+    assert 'lock_answer("l2_name_the_failures")' in lock.source
+    part1 = cells("02_two_latent_failures")[ids.index("l2_part1")].source
+    assert "model call 3" in part1 and "just before the tool runs" in part1, (
+        "part 1 asks about the loop that saves only at A (both halves of goal 2)")
+
+
+#: Words that say where Level 3's syncs go, or name them: the hints say it, not the notebook.
+_LEVEL3_FIXES = ("fsync", "before the rename", "after the rename", "before its rename",
+                 "f_fullfsync", "o_directory", "flush")
+
+
+def test_level3_is_a_puzzle_whose_text_never_says_where_the_syncs_go():
+    """Issue 18.4: the notebook states what is wanted and asks for predictions; where the
+    syncs go is in hint() only."""
+    ids = [meta(c)["grade_id"] for c in cells("03_power_cut")]
+    for cell in cells("03_power_cut"):
+        info = meta(cell)
+        if info["grade_id"] == "l3_written_intro":
+            break
+        if info.get("solution") and cell.cell_type == "code":
+            continue
+        text = cell.source.lower() if cell.cell_type == "markdown" else "\n".join(
+            line for line in cell.source.lower().splitlines() if line.startswith("#"))
+        named = [w for w in _LEVEL3_FIXES if w in text]
+        assert not named, f"{info['grade_id']} says where the syncs go: {named}"
+    assert ids.index("l3_predict_table") < ids.index("l3_predict_compare") < ids.index(
+        "l3_save_checkpoint"), "the prediction comes before the student's own save"
+    from graders.checks.hints import hint_texts
+
+    code = "\n".join(text for pairs in hint_texts("03_power_cut").values() for _, text in pairs)
+    assert "os.fsync(" in code and "f.flush()" in code, "the syscalls live in the hints"
+
+
+def test_level3_starts_from_save_1_of_its_table():
+    from graders.teaching.power_cut import LEVEL3_SAVES
+
+    starter = (ROOT / "tests" / "fixtures" / "03_power_cut" / "starter.py").read_text()
+
+    def save(text):
+        tree = ast.parse(text)
+        return ast.dump(next(n for n in tree.body if isinstance(n, ast.FunctionDef)))
+
+    assert save(LEVEL3_SAVES["save 1"]) == save(starter)
+    assert "fsync" in starter, "the starter syncs, in the wrong places"
 
 
 def test_level1_does_not_print_the_six_fields_above_the_question():

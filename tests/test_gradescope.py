@@ -30,6 +30,7 @@ from tests.fixtures.notebooks.submissions import (
     LEVEL2,
     STARTER2,
     _level2,
+    split_cell,
     submission_notebook,
 )
 
@@ -179,15 +180,22 @@ def _assert_same_as_grade_submission(results: dict, notebooks: dict[str, dict]) 
     for check_id, test in tests.items():
         wanted = "after_published" if CHECKS[check_id].hidden else "visible"
         assert test["visibility"] == wanted, check_id
-    assert results["score"] == sum(t["score"] for t in tests.values())
+    assert _score(results) == sum(t["score"] for t in tests.values())
+
+
+def _score(results: dict) -> float:
+    """The score Gradescope gives: no top-level score (it would tell the hidden checks before
+    the grades are published), so the sum of the tests."""
+    assert "score" not in results
+    return sum(t["score"] for t in results["tests"])
 
 
 def _assert_written_marked_by_hand(results: dict) -> None:
     written = {t["tags"][0]: t for t in results["tests"] if "manual" in t["tags"]}
     for grade_id, points in WRITTEN.items():
-        assert "score" not in written[grade_id] and "status" not in written[grade_id]
-        assert written[grade_id]["max_score"] == points
-        assert "marked by hand" in written[grade_id]["output"]
+        assert written[grade_id]["score"] == written[grade_id]["max_score"] == 0
+        assert "status" not in written[grade_id]
+        assert f"marked by hand, {points:g} points" in written[grade_id]["output"]
     assert "marked by hand" in results["output"]
 
 
@@ -227,7 +235,7 @@ def test_the_reference_gets_every_point(autograder_zip, tmp_path):
     results = run_autograder(autograder_zip, tmp_path, {
         f"{name}.ipynb": json.dumps(nb).encode() for name, nb in notebooks.items()})
     _assert_same_as_grade_submission(results, notebooks)
-    assert results["score"] == sum(c.points for e in notebooks for c in checks_for(e)) > 0
+    assert _score(results) == sum(c.points for e in notebooks for c in checks_for(e)) > 0
     _assert_written_marked_by_hand(results)
 
 
@@ -239,7 +247,7 @@ def test_the_starter_in_a_zip_under_other_names_scores_nothing(autograder_zip, t
             archive.writestr(f"my work/attempt {index}.ipynb", json.dumps(nb))
     results = run_autograder(autograder_zip, tmp_path / "tree", {"mine.zip": bundle.read_bytes()})
     _assert_same_as_grade_submission(results, notebooks)
-    assert results["score"] == 0
+    assert _score(results) == 0
     assert "not passed (0/3 points)" in _by_check(results)["l2_atomic_save"]["output"]
     assert "graded mine.zip:my work/attempt 1.ipynb" in results["output"]
 
@@ -261,7 +269,7 @@ def test_one_fix_and_a_missing_and_an_unreadable_notebook(autograder_zip, tmp_pa
     assert f"Upload your {others[0]}.ipynb" in missing["output"]
     for check_id in ("l1_missing_fields", "l3_file_synced"):
         assert _by_check(results)[check_id]["score"] == 0
-    assert results["score"] == 3 + 2  # the two atomic-save checks of Level 2
+    assert _score(results) == 3 + 2  # the two atomic-save checks of Level 2
     _assert_written_marked_by_hand(results)
 
 
@@ -278,7 +286,7 @@ def test_student_code_cannot_see_or_rewrite_the_autograder(autograder_zip, tmp_p
     nb = _level2(_release(LEVEL2), STARTER2, FORGE)
     results = run_autograder(autograder_zip, tmp_path, {f"{LEVEL2}.ipynb":
                                                         json.dumps(nb).encode()})
-    assert results["score"] == 0 and results["tests"]
+    assert _score(results) == 0 and results["tests"]
     manifest = json.loads((tmp_path / "source" / MANIFEST_NAME).read_text())
     assert "exercises" in manifest
 
@@ -296,26 +304,104 @@ def test_gradescope_without_a_course_says_what_to_do(tmp_path):
 def test_finding_the_notebooks_in_a_submission(tmp_path):
     from graders.gradescope.results import find_notebooks
 
-    folder, scratch = tmp_path / "submission", tmp_path / "scratch"
+    folder = tmp_path / "submission"
     (folder / ".ipynb_checkpoints").mkdir(parents=True)
     (folder / "a").mkdir()
-    scratch.mkdir()
     level2 = json.dumps(_release(LEVEL2))
     (folder / ".ipynb_checkpoints" / f"{LEVEL2}-checkpoint.ipynb").write_text(level2)
     (folder / "a" / "work.ipynb").write_text(level2)
     (folder / "b.ipynb").write_text(level2)
     (folder / "notes.ipynb").write_text(json.dumps({"cells": [], "metadata": {}}))
     (folder / "broken.zip").write_bytes(b"not a zip")
+    (folder / "link.ipynb").symlink_to(folder / "b.ipynb")
     with zipfile.ZipFile(folder / "bundle.zip", "w") as archive:
         archive.writestr("../../evil/escape.ipynb", json.dumps(_release(LEVEL1)))
         archive.writestr(f"my work/{LEVEL1}.ipynb", json.dumps(_release(LEVEL1)))
     exercises = [{"notebook": LEVEL1, "exercise": LEVEL1, "written": []},
                  {"notebook": LEVEL2, "exercise": LEVEL2, "written": []}]
-    found = find_notebooks(folder, exercises, scratch)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    found = find_notebooks(folder, exercises)
     assert found.notebooks[LEVEL2][0] == "a/work.ipynb"
     assert found.notebooks[LEVEL1][0] == f"bundle.zip:my work/{LEVEL1}.ipynb"
-    assert found.duplicates == ["b.ipynb"] and found.others == ["notes.ipynb"]
+    assert found.duplicates == ["b.ipynb"]
+    assert found.others == ["notes.ipynb"]
     assert list(found.unreadable) == ["broken.zip"]
     assert "not a zip file" in found.unreadable["broken.zip"]
-    assert not (tmp_path / "evil").exists() and not (folder.parent.parent / "evil").exists()
-    assert [p.name for p in scratch.iterdir()] == [f"1_{LEVEL1}.ipynb"]
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # no writes
+
+
+# -- harms of issue 16 item 17, and a split cell (item 4), through the autograder's own code ----
+
+def _manifest() -> dict:
+    from graders.gradescope.results import course_manifest
+
+    return course_manifest(shared_course().source_dir)
+
+
+def test_one_odd_grade_id_costs_nothing_else(tmp_path):
+    from graders.gradescope.results import grade_folder
+
+    odd = _release(LEVEL1)
+    odd["cells"][0]["metadata"]["nbgrader"] = {"grade_id": {"an": "object"}, "solution": False}
+    (tmp_path / "odd.ipynb").write_text(json.dumps(odd))
+    reference = _course_notebooks(shared_course().source_dir)[LEVEL2]
+    (tmp_path / "ref.ipynb").write_text(json.dumps(reference))
+    results = grade_folder(tmp_path, _manifest())
+    jsonschema.validate(results, SCHEMA)
+    tests = _by_check(results)
+    assert all(tests[c.id]["status"] == "passed" for c in checks_for(LEVEL2))
+    assert {c.id for c in checks_for(LEVEL1)} <= set(tests)
+
+
+def test_a_zip_of_blanks_is_read_no_further_than_a_notebook_can_start(tmp_path):
+    import tracemalloc
+
+    from graders.gradescope.results import find_notebooks
+
+    blanks = b" " * (16 << 20)
+    with zipfile.ZipFile(tmp_path / "blanks.zip", "w", zipfile.ZIP_DEFLATED) as archive:
+        for index in range(40):
+            archive.writestr(f"n{index}.ipynb", blanks)
+    assert (tmp_path / "blanks.zip").stat().st_size < 2 << 20
+    before = sorted(tmp_path.rglob("*"))
+    tracemalloc.start()
+    try:
+        found = find_notebooks(tmp_path, [{"notebook": LEVEL2, "exercise": LEVEL2,
+                                           "written": []}])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sorted(tmp_path.rglob("*")) == before
+    assert peak < 4 << 20, f"reading 40 members of blanks took {peak >> 20} MiB"
+    assert len(found.unreadable) == 40 and not found.notebooks
+    assert all("blanks" in why for why in found.unreadable.values())
+
+
+def test_hidden_checks_are_not_told_before_the_grades_are_published(tmp_path):
+    from graders.gradescope.results import grade_folder
+
+    starter = _course_notebooks(shared_course().release_dir)[LEVEL2]
+    fixed = submission_notebook("fix_write_only", starter)
+    (tmp_path / "mine.ipynb").write_text(json.dumps(fixed))
+    results = grade_folder(tmp_path, _manifest())
+    jsonschema.validate(results, SCHEMA)
+    assert "score" not in results
+    visible = [c for c in checks_for(LEVEL2) if not c.hidden]
+    hidden = [c for c in checks_for(LEVEL2) if c.hidden]
+    earned = sum(_by_check(results)[c.id]["score"] for c in visible)
+    assert results["output"].startswith(f"Visible checks: {earned:g}/")
+    assert all(_by_check(results)[c.id]["visibility"] == "after_published" for c in hidden)
+    assert _by_check(results)[hidden[0].id]["score"] > 0  # what the output must not tell
+    total = sum(t["score"] for t in results["tests"])
+    assert f"{total:g}/" not in results["output"]
+
+
+def test_a_notebook_split_by_split_cell_scores_as_one(tmp_path):
+    from graders.gradescope.results import grade_folder
+
+    reference = _course_notebooks(shared_course().source_dir)[LEVEL2]
+    split = split_cell(reference, "l2_save_checkpoint", "def save_checkpoint(")
+    (tmp_path / "split.ipynb").write_text(json.dumps(split))
+    results = grade_folder(tmp_path, _manifest())
+    assert all(_by_check(results)[c.id]["status"] == "passed" for c in checks_for(LEVEL2))
+    assert "l2_save_checkpoint was in 2 cells" in results["output"]

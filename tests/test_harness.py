@@ -78,7 +78,8 @@ def test_crash_points_come_in_timeline_order(reference):
     ]
     assert [p.step for p in points] == list(range(len(points)))
     assert points[3].label == "while tool 1 (list_tickets) ran"
-    assert points[4].label == "halfway through save 2 (save point B, after tool 1 returned)"
+    assert points[4].label == (f"after {points[4].tear_limit:,} of {points[4].tear_expected:,} "
+                               "bytes of a write in save 2 (save point B, after tool 1 returned)")
     assert all(CrashPoint.from_dict(json.loads(json.dumps(p.to_dict()))) == p for p in points)
 
 
@@ -354,14 +355,36 @@ def test_in_process_mode_forks_from_this_process_and_agrees_with_the_runner():
     assert ref["save_checkpoint"] is ref["run_agent"].__globals__["save_checkpoint"]
 
 
-def test_without_fork_every_run_is_skipped_with_a_clear_message(monkeypatch):
+def test_without_fork_live_functions_are_skipped_with_a_clear_message(monkeypatch):
     reason = "The crash harness needs Linux or macOS: nothing was run."
     monkeypatch.setattr(graders.inprocess.harness, "unsupported_reason", lambda: reason)
-    [v] = run_matrix(REFERENCE, "support-tickets")
+    ref = _load_functions(ROOT / "solutions" / "02_two_latent_failures.py")
+    live = Submission.from_functions(ref["run_agent"], ref["save_checkpoint"])
+    [v] = run_matrix(live, "support-tickets")
     assert v.skipped and not v.passed and v.message == reason
-    obs = run_point(REFERENCE, "support-tickets", "killed_during_tool_1")
+    obs = run_point(live, "support-tickets", "killed_during_tool_1")
     assert obs.ended == "skipped" and obs.detail == reason
-    assert [p.id for p in crash_points(REFERENCE, "support-tickets")] == ["no_crash"]
+    assert [p.id for p in crash_points(live, "support-tickets")] == ["no_crash"]
+
+
+def test_without_fork_a_source_is_recorded_and_replayed_and_says_so_once(monkeypatch, capsys):
+    from graders.inprocess.recorded_harness import RecordedHarness
+
+    monkeypatch.setattr(graders.inprocess.harness, "unsupported_reason", lambda: "no fork")
+    monkeypatch.setattr(graders.inprocess.harness, "_told", [])
+    with Harness(STARTER) as harness, Harness(REFERENCE) as reference:
+        assert isinstance(harness, RecordedHarness)
+        obs = harness.run_point("support-tickets", "killed_during_tool_2")
+        assert obs.ended == "killed" and obs.checkpoint is not None
+        replayed = harness.run_matrix("support-tickets")
+        assert all(v.passed for v in reference.run_matrix("support-tickets"))
+    said = capsys.readouterr().out
+    assert said.count("No fork here") == 1 and len(said.splitlines()) == 1
+    monkeypatch.undo()
+    assert [(v.point, v.passed) for v in replayed] == [
+        (v.point, v.passed) for v in run_matrix(STARTER, "support-tickets")]
+    killed = run_point(STARTER, "support-tickets", "killed_during_tool_2")
+    assert obs.checkpoint == killed.checkpoint
 
 
 def test_the_runner_starts_without_site_and_finds_both_packages(tmp_path):
@@ -392,3 +415,36 @@ def test_a_submission_knows_what_it_is_before_it_runs(tmp_path):
     assert Submission.from_source("from somewhere import *\n").problem() is None
     with pytest.raises(TypeError):
         Submission.from_functions(None, None)
+
+
+def _lesson_view(obs) -> tuple:
+    return (obs.checkpoint, sorted(obs.files.values()), len(obs.saves), obs.model_calls,
+            obs.tool_calls, [e.get("name") for e in obs.ledger])
+
+
+def test_without_fork_the_lessons_crash_runs_and_timeline_show_what_real_kills_leave(
+        monkeypatch, capsys):
+    """The crash runs the lessons show (lessons/*.py: Harness(...).run_point), and the
+    timeline, are the same from a recording where there is no fork."""
+    from graders.teaching.timeline import build_timeline
+    from graders.teaching.variants import no_checkpoint, variant
+
+    runs = [(no_checkpoint(), "support-tickets", "killed_during_tool_2"),
+            (variant("A and B", "temp + rename"), "support-tickets", "killed_during_model_call_2"),
+            (variant("A and B", "temp + rename"), "long-migration", "killed_during_tool_4"),
+            (variant("B only", "in place"), "support-tickets", "torn_write_save_2"),
+            (variant("B only", "temp + rename"), "support-tickets", "torn_write_save_2"),
+            (variant("B only", "temp + rename"), "support-tickets", "killed_before_rename_save_2")]
+
+    def shown():
+        views = []
+        for submission, scenario, point in runs:
+            with Harness(submission) as harness:
+                views.append(_lesson_view(harness.run_point(scenario, point)))
+        return views, build_timeline().to_text()
+
+    killed = shown()
+    monkeypatch.setattr(graders.inprocess.harness, "unsupported_reason", lambda: "no fork")
+    monkeypatch.setattr(graders.inprocess.harness, "_told", [])
+    assert shown() == killed
+    assert capsys.readouterr().out.count("No fork here") == 1

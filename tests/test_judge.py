@@ -199,6 +199,51 @@ def test_replays_in_many_threads_see_the_same_moments_as_one_replay():
         assert all(s == alone for s in pool.map(shape, range(64)))
 
 
+# -- what a torn write left, in words ------------------------------------------------------------
+
+def _torn_verdict(content: str, opened: list[str], *, renames=(), files=None):
+    from graders import check
+    from tests.test_checker import SC, _torn_point, observe, state
+
+    point = _torn_point(state(0, pending=1), state(1), opened)
+    point.save["renames"] = [list(r) for r in renames]
+    obs = observe(point.id, content, 1)
+    obs.files = dict(files or {})
+    return point, check(obs, SC, point)
+
+
+def test_an_emptied_file_torn_in_place_holds_a_prefix_of_the_new_save_and_none_of_the_old():
+    from tests.test_checker import state
+
+    new = json.dumps(state(1))
+    point, verdict = _torn_verdict(new[: len(new) // 3], ["checkpoint.json"])
+    assert not verdict.passed and "a torn write" in verdict.message
+    assert "none of the old one" in verdict.message
+    assert "part old" not in verdict.message
+
+
+def test_a_slot_rewritten_without_truncation_is_part_new_part_old():
+    from tests.test_checker import state
+
+    old, new = json.dumps(state(0, pending=1)), json.dumps(state(1))
+    cut = len(old) + (len(new) - len(old)) // 2  # past the old JSON, inside the new
+    old, new = old.ljust(4096), new.ljust(4096)
+    point, verdict = _torn_verdict(new[:cut] + old[cut:], ["checkpoint.json"])
+    assert not verdict.passed and "part new save, part old save" in verdict.message
+
+
+def test_a_temp_file_that_is_checkpoint_json_under_another_name_is_named_as_such():
+    from tests.test_checker import state
+
+    new = json.dumps(state(1))
+    torn = new[:40]
+    point, verdict = _torn_verdict(torn, ["checkpoint.json.tmp"],
+                                   renames=[("checkpoint.json.tmp", "checkpoint.json")],
+                                   files={"checkpoint.json.tmp": len(torn)})
+    assert not verdict.passed and verdict.evidence["problem"] == "in_place_write"
+    assert "one file with two names (a hard link)" in verdict.message
+
+
 # -- the judge's own imports: pure, on the trusted side ----------------------------------------
 
 JUDGE = Path(__file__).resolve().parents[1] / "graders" / "judge"

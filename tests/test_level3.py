@@ -73,6 +73,38 @@ def test_a_folder_fsync_before_the_rename_does_not_cover_it():
     assert any(cause == "rename" for cause, _, _ in found), found
 
 
+def _durable_save(*, flags="O_RDWR|O_CREAT|O_EXCL", sync_line=None):
+    lines = [openat(5, "/work/c.tmp", flags, 3), write(5, 3, "/work/c.tmp", SAVE)]
+    if sync_line:
+        lines.append(sync_line)
+    dir_open = (f'5  openat(AT_FDCWD<{hx("/work")}>, "{hx(".")}", O_RDONLY|O_DIRECTORY) = '
+                f'4<{hx("/work")}>')
+    return [*lines, rename(5, "/work/c.tmp", "checkpoint.json"), dir_open,
+            fsync(5, 4, "/work")]
+
+
+def test_a_write_through_an_o_dsync_or_o_sync_descriptor_is_on_disk_when_it_returns():
+    for flag in ("O_DSYNC", "O_SYNC"):
+        found = states_at_tool(_durable_save(flags=f"O_WRONLY|O_CREAT|O_TRUNC|{flag}"))
+        assert found == {(None, "", SAVE)}, (flag, found)
+
+
+def test_sync_file_range_with_every_flag_makes_nothing_durable():
+    found = states_at_tool(_durable_save(sync_line=(
+        f'5  sync_file_range(3<{hx("/work/c.tmp")}>, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE|'
+        'SYNC_FILE_RANGE_WRITE|SYNC_FILE_RANGE_WAIT_AFTER) = 0')))
+    assert ("data", "lost", b"") in found
+
+
+def test_a_sync_through_a_duplicated_descriptor_counts_and_syncfs_covers_its_own_file_system():
+    found = states_at_tool(_durable_save(sync_line=(
+        f'5  fcntl(3<{hx("/work/c.tmp")}>, F_DUPFD_CLOEXEC, 0) = 9<{hx("/work/c.tmp")}>\n'
+        f'5  fdatasync(9<{hx("/work/c.tmp")}>) = 0')))
+    assert found == {(None, "", SAVE)}
+    other = states_at_tool(_durable_save(sync_line=f'5  syncfs(7<{hx("/tmp")}>) = 0'))
+    assert ("data", "lost", b"") in other, "a sync of /tmp's file system leaves /work's"
+
+
 needs_sandbox = pytest.mark.skipif(bool(sandbox_problem()), reason=str(sandbox_problem()))
 if sandbox_problem() and os.environ.get("CI") == "true":
     raise RuntimeError(f"CI needs the sandbox: {sandbox_problem()}")
@@ -82,10 +114,16 @@ FIXTURES = {
     "tests/fixtures/03_power_cut/passes_fdatasync_pathlib.py": {"file_synced",
                                                                      "directory_synced"},
     "tests/fixtures/03_power_cut/starter.py": set(),
+    "tests/fixtures/03_power_cut/fails_all_no_fsync.py": set(),
     "tests/fixtures/03_power_cut/fails_directory_file_only.py": {"file_synced"},
     "tests/fixtures/03_power_cut/fails_directory_synced_before_rename.py": {"file_synced"},
     "tests/fixtures/03_power_cut/fails_file_directory_only.py": {"directory_synced"},
     "tests/fixtures/03_power_cut/fails_file_synced_after_rename.py": {"directory_synced"},
+    "tests/fixtures/03_power_cut/fails_file_sync_file_range.py": {"directory_synced"},
+    "tests/fixtures/03_power_cut/passes_o_dsync_rename_dir_fsync.py": {"file_synced",
+                                                                       "directory_synced"},
+    "tests/fixtures/03_power_cut/passes_o_tmpfile_linkat.py": {"file_synced", "directory_synced"},
+    "tests/fixtures/03_power_cut/passes_dup_fsync.py": {"file_synced", "directory_synced"},
 }
 
 
@@ -109,7 +147,7 @@ def test_each_fixture_earns_what_its_name_says(path):
 @needs_sandbox
 @pytest.mark.sandbox
 def test_the_messages_name_the_state_and_what_resume_runs_into():
-    starter = level3("tests/fixtures/03_power_cut/starter.py",
+    starter = level3("tests/fixtures/03_power_cut/fails_all_no_fsync.py",
                      include_hidden=False)
     data = starter["l3_file_synced"].message
     assert "checkpoint.json could be empty" in data and "before the bytes" in data
@@ -119,9 +157,48 @@ def test_the_messages_name_the_state_and_what_resume_runs_into():
     assert "run it again" in rename_msg
     early = level3("tests/fixtures/03_power_cut/fails_directory_synced_before_rename.py",
                    include_hidden=False)["l3_directory_synced"].message
-    assert "fsynced before the rename" in early
+    assert "the folder is put on the disk before the rename" in early
     for message in (data, rename_msg, early):
         assert "os.fsync(" not in message, "the fix is in the hints, not the message"
+
+
+def _words(text: str) -> bool:
+    """Whether ``text`` names a system call of the fix ("fsync", "fdatasync", "synced"...)."""
+    return "sync" in text.lower()
+
+
+@needs_sandbox
+@pytest.mark.sandbox
+def test_no_level3_title_or_message_names_the_system_call_that_fixes_it():
+    for check in (c for c in CHECKS.values() if c.notebook == L3):
+        assert not _words(f"{check.title} {check.description} {check.success}"), check.id
+    for path in sorted(FIXTURES):
+        for cid, result in level3(path, include_hidden=False).items():
+            texts = [result.message, result.summary, *(v.message for v in result.verdicts)]
+            assert not any(_words(t) for t in texts), (path, cid, texts)
+
+
+@needs_sandbox
+@pytest.mark.sandbox
+def test_a_save_without_syncs_shows_one_line_per_cause_then_the_moments():
+    from graders.checks.table import ResultTable
+
+    results = level3("tests/fixtures/03_power_cut/fails_all_no_fsync.py", include_hidden=False)
+    table = ResultTable(list(results.values()))
+    rows = table.rows()
+    under = {r.name: [] for r in rows if r.level == 0}
+    current = None
+    for row in rows:
+        if row.level == 0:
+            current = row.name
+        else:
+            under[current].append(row.message)
+    assert len(under["l3_file_synced"]) == 1, under["l3_file_synced"]
+    assert len(under["l3_directory_synced"]) == 1, under["l3_directory_synced"]
+    for messages in under.values():
+        for message in messages:
+            assert "It happens after a power cut while tool 1 (list_tickets) ran" in message
+    assert len(str(table).splitlines()) < 40, str(table)
 
 
 def test_the_four_checks_are_registered_with_their_points():

@@ -187,7 +187,7 @@ def test_a_hang_or_an_exit_in_a_cell_costs_only_that_student(course, graded):
 
 def test_a_file_that_is_not_json_is_reported_and_recorded(course, graded):
     proc, rows = graded
-    assert "not_json/02_two_latent_failures.ipynb: it is not a notebook (not JSON" in proc.stderr
+    assert "not_json/02_two_latent_failures.ipynb: it is not JSON (line 1" in proc.stderr
     assert rows["not_json"]["autograded_score"] == "0"
     assert all(score == 0 for score in _gradebook_scores(course, "not_json").values()
                if score is not None)

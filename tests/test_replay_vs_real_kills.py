@@ -1,8 +1,13 @@
 """The replayed crash states against real kills, and the self-check against grading.
 
-Grading builds each crash state by replaying what strace recorded of ONE run; the self-check
-(and the lessons) really kill the code at each crash point. On honest submissions both must
-find the same file on disk at every point they share, and give the same verdict per check.
+Grading builds each crash state by replaying what strace recorded of ONE run in the sandbox; the
+in-process recorder (a self-check where there is no strace) records one run inside the student's
+process for the same judge; the forking harness (the lessons) really kills the code at each crash
+point. On honest submissions all three must agree: the replayed disk is the disk a real kill
+leaves, and over the whole catalog (every level's reference, starter and each ``passes_*`` /
+``fails_*`` fixture; never a ``cheat_*``) the recorder and the sandbox give the same verdict on
+every check, every crash point and every crash state (every moment of every point, and every
+power-cut state of Level 3).
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from graders.checks import grade_submission
+from graders.checks import CHECKS, NOTEBOOKS, grade_submission
 from graders.inprocess.harness import Harness
 from graders.sandbox import sandbox_problem
 from graders.sandbox.harness import TracedHarness
@@ -57,13 +62,73 @@ def test_the_replayed_disk_is_the_disk_a_real_kill_leaves(path):
         assert compared >= len(calls), "the two harnesses found different calls"
 
 
-@pytest.mark.parametrize("path", HONEST, ids=[p.stem for p in HONEST])
-def test_the_self_check_and_grading_agree(path, monkeypatch):
-    source = path.read_text()
-    graded = grade_submission(source, "02_two_latent_failures", include_hidden=False)
-    monkeypatch.setenv("CHECKPOINT_LAB_SANDBOX", "selfcheck")
-    checked = grade_submission(source, "02_two_latent_failures", include_hidden=False,
-                               allow_fallback=True)
-    assert {k: r.passed for k, r in graded.items()} == {k: r.passed for k, r in checked.items()}, \
+# -- the in-process recorder against the sandbox, over the whole catalog ---------------------
+
+CATALOG = [(name, path) for name in NOTEBOOKS
+           for path in [ROOT / "solutions" / f"{name}.py",
+                        *sorted((ROOT / "tests" / "fixtures" / name).glob("*.py"))]
+           if not path.name.startswith("cheat_")]
+
+
+def graded_source(name: str, path: Path) -> str:
+    """The fixture as grading takes it from a notebook (its answer cell marked)."""
+    code = path.read_text()
+    cell = {"03_power_cut": "l3_save_checkpoint", "04_parallel_tool_calls": "l4_run_agent"}
+    return f"# --- answer cell {cell[name]} ---\n{code}" if name in cell else code
+
+
+def run_source(name: str, path: Path) -> str:
+    """What runs for the fixture: its cell with the code the grader adds."""
+    from graders.checks.answer_cells import one_answer_cell, with_lesson_loop
+    from graders.checks.parallel_tool_calls import submission_source
+
+    code = path.read_text()
+    if name in ("01_incomplete_checkpoint", "03_power_cut"):
+        cell, _problem = one_answer_cell(code, "l1_save_checkpoint", "save_checkpoint")
+        return with_lesson_loop(cell if cell is not None else code)
+    return submission_source(code) if name == "04_parallel_tool_calls" else code
+
+
+def every_state(rec, scenario, name: str) -> list:
+    """Every crash point's every moment (and Level 3's every power-cut point), with its verdict."""
+    from graders.judge import checkpoint_rules, parallel_rules
+    from graders.judge.matrix import build_matrix
+    from graders.judge.power import judge_power
+
+    if rec.ended == "not_loaded":
+        return [("not_loaded", rec.load)]
+    checker = parallel_rules.check if name == "04_parallel_tool_calls" else checkpoint_rules.check
+    matrix = build_matrix(rec, scenario)
+    states = [(pm.point.id, [(m.how, checker(matrix.observation(pm, m), scenario,
+                                               pm.point).passed) for m in pm.moments])
+              for pm in matrix.points]
+    if name == "03_power_cut":
+        states += [(v.point, v.passed) for v in judge_power(matrix, scenario, checker)]
+    return states + [("discrepancies", matrix.discrepancies), ("ended", rec.ended)]
+
+
+@pytest.mark.parametrize("name, path", CATALOG, ids=[f"{n[:2]}-{p.stem}" for n, p in CATALOG])
+def test_the_in_process_recorder_and_the_sandbox_agree_on_every_verdict(name, path, monkeypatch):
+    from fake_llm import load_scenario
+    from graders.checks import checks_for
+    from graders.inprocess.record import record_in_process
+    from graders.inprocess.recorded_harness import unwatchable
+    from graders.sandbox import record
+
+    monkeypatch.delenv("CHECKPOINT_LAB_OBSERVER", raising=False)
+    graded = grade_submission(graded_source(name, path), name)
+    monkeypatch.setenv("CHECKPOINT_LAB_OBSERVER", "inprocess")
+    checked = grade_submission(graded_source(name, path), name, allow_fallback=True)
+    if unwatchable(path.read_text()):  # C calls through ctypes: not checked, never a verdict
+        assert {r.status for k, r in checked.items() if CHECKS[k].scenario} == {"not_checked"}
+        return
+    assert {k: (r.status, [(v.point, v.passed) for v in r.verdicts])
+            for k, r in checked.items()} == {
+        k: (r.status, [(v.point, v.passed) for v in r.verdicts]) for k, r in graded.items()}, \
         {k: (graded[k].message, checked[k].message) for k in graded
-         if graded[k].passed != checked[k].passed}
+         if graded[k].status != checked[k].status}
+    source = run_source(name, path)
+    for scenario in {c.scenario for c in checks_for(name) if c.scenario}:
+        sc = load_scenario(scenario)
+        in_process = every_state(record_in_process(source, sc), sc, name)
+        assert in_process == every_state(record(source, sc), sc, name), scenario

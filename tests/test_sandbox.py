@@ -177,3 +177,188 @@ def test_read_safely_never_follows_a_link_nor_waits_on_a_fifo(tmp_path):
     snap = read_safely(tmp_path)
     assert snap.kind == "file" and snap.data == b"{}"
     assert read_safely(tmp_path / "nowhere").kind == "absent"
+
+
+# -- the channel: calls from any thread or process, numbered and placed by the grader ----------
+
+GIVEN_SAVE = (ROOT / "solutions" / "04_parallel_tool_calls.py").read_text().split(
+    "def run_agent")[0]
+
+THREADED_LEVEL4 = GIVEN_SAVE + '''
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+
+def run_agent(task, tools, call_model, execute_tool):
+    state = {"version": 1, "task": task, "turns": 0, "tokensUsed": 0,
+             "messages": [{"role": "user", "content": task}], "pendingToolUse": None}
+    lock = threading.Lock()
+    response = call_model(tools=tools, messages=state["messages"])
+    state["tokensUsed"] += response["usage"]["output_tokens"]
+    while response["stop_reason"] == "tool_use":
+        state["messages"].append({"role": "assistant", "content": response["content"]})
+        blocks = [b for b in response["content"] if b["type"] == "tool_use"]
+        state["pendingToolUse"] = [{"id": b["id"], "name": b["name"], "input": b["input"]}
+                                   for b in blocks]
+        save_checkpoint(state)
+        start = threading.Barrier(len(blocks))
+
+        def run(i):
+            start.wait()  # every tool of the turn called at once
+            result = execute_tool(blocks[i]["name"], blocks[i]["input"])
+            with lock:
+                state["pendingToolUse"][i]["result"] = result
+                save_checkpoint(state)
+            return result
+
+        with ThreadPoolExecutor(len(blocks)) as pool:
+            results = list(pool.map(run, range(len(blocks))))
+        state["messages"].append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": b["id"], "content": r}
+            for b, r in zip(blocks, results)]})
+        state["turns"] += 1
+        state["pendingToolUse"] = None
+        save_checkpoint(state)
+        response = call_model(tools=tools, messages=state["messages"])
+        state["tokensUsed"] += response["usage"]["output_tokens"]
+    return state
+'''
+
+FORKED_LEVEL4 = THREADED_LEVEL4.replace(
+    '            result = execute_tool(blocks[i]["name"], blocks[i]["input"])\n',
+    '''            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the call made from a child process, at the same time as its siblings
+                os.write(w, json.dumps(execute_tool(blocks[i]["name"], blocks[i]["input"]))
+                         .encode())
+                os._exit(0)
+            os.close(w)
+            with os.fdopen(r) as f:
+                result = json.loads(f.read())
+            os.waitpid(pid, 0)
+''')
+
+
+@pytest.mark.parametrize("source", [THREADED_LEVEL4, FORKED_LEVEL4], ids=["threads", "forks"])
+@pytest.mark.parametrize("scenario_name", ["incident-triage", "release-audit"])
+def test_calls_made_at_once_from_threads_or_children_are_each_served_and_placed(
+        source, scenario_name):
+    from fake_llm import load_scenario
+    from graders.judge.matrix import build_matrix
+
+    assert FORKED_LEVEL4 != THREADED_LEVEL4
+    scenario = load_scenario(scenario_name)
+    rec = record(source, scenario, timeout=30)
+    assert rec.ended == "finished", (rec.ended, rec.detail, rec.error, rec.stderr_tail)
+    assert rec.protocol == [], "nothing malformed on the channel"
+    tools = [c for c in rec.calls if c.op == "tool"]
+    assert [c.error for c in tools] == [None] * len(scenario.tool_calls), "every call served"
+    assert [c.seq for c in rec.calls] == sorted(c.seq for c in rec.calls)
+    assert [f["seq"] for f in rec.frames] == list(range(1, len(rec.frames) + 1))
+    matrix = build_matrix(rec, scenario)
+    assert matrix.channel == [] and matrix.discrepancies == [], "every call placed in the trace"
+    at = matrix.marker_positions()
+    assert all(c.seq in at for c in rec.calls)
+    served = sorted(rec.calls, key=lambda c: c.seq)
+    assert [at[c.seq] for c in served] == sorted(at[c.seq] for c in served), \
+        "the trace places the calls in the order the grader served them"
+    callers = {op.pid for op in matrix.ops if op.call == "marker" and op.frame["op"] == "tool"}
+    assert len(callers) > 1, "the tools were called from more than one thread or process"
+
+
+def test_a_call_the_trace_does_not_show_is_the_submissions_failure_never_the_graders():
+    """A tool call sent with sendmsg alone (untraced) is served, but has no marker: the run
+    fails on the channel, with a message; the grader does not record it again as its own
+    loss (IncompleteRecording)."""
+    from fake_llm import load_scenario
+    from graders.judge.verdicts import judge
+
+    source = (ROOT / "tests" / "fixtures" / "02_two_latent_failures" / "adversarial" /
+              "cheat_untraced_frames.py").read_text()
+    scenario = load_scenario("support-tickets")
+    rec = record(source, scenario)
+    verdicts, matrix = judge(rec, scenario)
+    assert matrix.channel and "without the record of your code's system calls" in \
+        matrix.channel[0]
+    end = verdicts[-1]
+    assert not end.passed and end.evidence["problem"] == "grader_channel"
+    assert "tool call 1 (list_tickets)" in end.message
+    assert not [v for v in verdicts if v.kind == "killed_during_tool"], \
+        "a call the trace does not place has no crash point"
+
+
+# -- what one run may cost the grading process ---------------------------------------------
+
+MANY_CALLS = '''
+def save_checkpoint(state):
+    pass
+
+
+def run_agent(task, tools, call_model, execute_tool):
+    response = call_model(tools=tools, messages=[{"role": "user", "content": task}])
+    block = next(b for b in response["content"] if b["type"] == "tool_use")
+    for _ in range(800):
+        execute_tool(block["name"], block["input"])
+'''
+
+REWRITES_A_BIG_CHECKPOINT = '''
+import json, os
+
+def save_checkpoint(state):
+    data = json.dumps(dict(state, padding="x" * (2 << 20))).encode()
+    fd = os.open("checkpoint.json", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    for start in range(0, len(data), 8192):
+        os.write(fd, data[start:start + 8192])
+    os.close(fd)
+
+
+def run_agent(task, tools, call_model, execute_tool):
+    save_checkpoint({"task": task})
+'''
+
+
+@pytest.mark.parametrize(("source", "said"), [
+    (MANY_CALLS, "made more than 500 model and tool calls"),
+    (REWRITES_A_BIG_CHECKPOINT, "would hold more than 256 MB of copies of it"),
+], ids=["calls", "replay"])
+def test_a_run_over_budget_is_the_submissions_failure_with_a_message(source, said):
+    from fake_llm import load_scenario
+    from graders.judge.verdicts import judge
+
+    scenario = load_scenario("support-tickets")
+    verdicts, matrix = judge(record(source, scenario, timeout=30), scenario)
+    assert matrix is None and len(verdicts) == 1
+    [verdict] = verdicts
+    assert not verdict.passed and verdict.evidence["problem"] == "over_budget"
+    assert said in verdict.message and "nothing of it was graded" in verdict.message
+
+
+#: What grading Level 2 (two runs at once) may take of the grading process's memory at most.
+MEMORY_BOUND = 256 << 20
+
+_GRADE_IN_A_CHILD = """
+import json, resource, sys
+from graders.checks import grade_submission
+results = grade_submission(open(sys.argv[1]).read(), "02_two_latent_failures")
+print(json.dumps({"peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+                  "results": {k: [r.passed, r.message] for k, r in results.items()}}))
+"""
+
+
+def test_a_huge_checkpoint_saved_at_every_call_costs_the_grader_little_memory():
+    """The cheat saves 7 MiB at every call and calls a tool thousands of times; graded in a child
+    process (in the sandbox, as always), that child's peak memory stays under the bound (the old
+    grader reached 2.7 GB here, and 8.2 GB with the full size)."""
+    import json
+    import sys
+
+    cheat = (ROOT / "tests" / "fixtures" / "02_two_latent_failures" / "adversarial" /
+             "cheat_huge_checkpoint_every_call.py")
+    proc = subprocess.run([sys.executable, "-c", _GRADE_IN_A_CHILD, str(cheat)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.splitlines()[-1])
+    assert out["peak"] < MEMORY_BOUND, f"peak {out['peak'] >> 20} MB"
+    for check_id, (passed, message) in out["results"].items():
+        assert not passed, check_id
+        assert "The grader bounds what one run may cost it" in message, message

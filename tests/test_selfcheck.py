@@ -61,8 +61,9 @@ def test_text_table_lists_each_check_and_each_failed_crash_point():
     assert lines[0] == "Self-check"
     assert lines[1].split() == ["check", "/", "crash", "point", "result", "message"]
     assert any(line.startswith("l2_atomic_save ") and "FAIL 0/3" in line for line in lines)
-    assert any(line.startswith("  torn_write_save_2 ") for line in lines)
-    assert "torn save 2 <b>half</b>" in text  # text is not escaped
+    # one row per cause: save 1's message, then the other crash points with the same cause
+    assert any(line.startswith("  torn_write_save_1 ") for line in lines)
+    assert "torn_write_save_2." in text and "torn save 1 <b>half</b>" in text  # not escaped
     assert "2 of 2 failed." in text and "full message" not in text  # the summary, points below
     assert any(line.startswith("l2_save_point_a ") and "PASS 3/3" in line for line in lines)
     assert "no_crash" not in text  # a passing crash point is not listed
@@ -93,7 +94,10 @@ def test_a_crash_point_that_passed_is_not_listed():
 
 
 def test_many_failed_crash_points_are_capped():
-    rows = ResultTable([failing_atomic(MAX_POINT_ROWS + 3)]).rows()
+    result = failing_atomic(MAX_POINT_ROWS + 3)
+    for number, v in enumerate(result.verdicts):  # each crash point a cause of its own
+        v.evidence["problems"] = [f"cause_{number}"] if not v.passed else []
+    rows = ResultTable([result]).rows()
     assert len(rows) == 1 + MAX_POINT_ROWS + 1
     assert rows[-1].message.startswith("3 more crash points failed")
 
@@ -139,3 +143,85 @@ def test_self_check_runs_nothing_under_nbgrader_autograde(monkeypatch):
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
     table = self_check({}, "02_two_latent_failures")
     assert table.results == [] and "being graded" in str(table)
+
+
+# -- a check that could not run here, and the observer a self-check takes -----------------------
+
+
+def test_a_check_that_did_not_run_reads_not_checked_here_with_its_points_pending():
+    from graders.checks.result import not_checked
+
+    result = not_checked("l2_atomic_save", "Could not run this check here: no fork. Run it "
+                         "where Python has fork, or hand it in: it runs when graded.")
+    assert result.status == "not_checked" and not result.passed and not result.checked
+    passing = CheckResult("l2_save_point_a", True, 3, "every tool accounted for", [])
+    assert passing.status == "passed" and failing_atomic().status == "failed"
+    table = ResultTable([result, passing])
+    text = str(table)
+    assert "FAIL" not in text and "not checked here, 3 pending" in text
+    assert "Could not run this check here: no fork" in " ".join(text.split())
+    assert table.summary() == ("1 of 2 checks passed, 3 of 6 points; 1 not checked here "
+                               "(3 points pending).")
+    assert not table.passed and table.failed == [] and table.not_checked == [result]
+    assert repr(result) == "<CheckResult l2_atomic_save NOT CHECKED (3 pending)>"
+    again = CheckResult.from_dict(result.to_dict())
+    assert again.status == "not_checked" and not again.passed
+    with pytest.raises(ValueError):
+        CheckResult("l2_atomic_save", False, 0, "?", status="skipped")
+
+
+def test_run_check_gives_validate_no_score_for_a_check_that_did_not_run(capsys):
+    from graders.checks import run_check
+
+    assert run_check("l2_atomic_save", {}) is None  # nothing defined yet: not checked
+    out = capsys.readouterr().out
+    assert "not checked here" in out and "FAIL" not in out
+
+
+def test_checkpoint_lab_check_exits_3_when_nothing_failed_but_a_check_did_not_run(
+        monkeypatch, capsys):
+    import graders.checks.grading as grading
+    from graders.cli import main
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a grader fault")
+
+    monkeypatch.setattr(grading, "grade_level2", broken)
+    status = main(["check", str(ROOT / "exercises" / "02_two_latent_failures.ipynb")])
+    out = capsys.readouterr().out
+    assert status == 3 and "not checked here" in out and "FAIL" not in out
+
+
+def test_the_self_check_takes_the_best_observer_the_machine_has(monkeypatch):
+    import graders.sandbox.box as box
+    from graders.sandbox import engine
+
+    tools = box.find_tools()
+    monkeypatch.delenv("CHECKPOINT_LAB_OBSERVER", raising=False)
+    monkeypatch.delenv("CHECKPOINT_LAB_SANDBOX", raising=False)
+    if box.sandbox_problem() is None:
+        assert engine.observer() == "sandbox" and engine.observer_note() is None
+    if engine.strace_problem() is None:
+        monkeypatch.setattr(box, "find_tools", lambda: box.Tools(tools.strace, None,
+                                                                 tools.prlimit, tools.setpriv))
+        assert engine.observer() == "strace" and "strace" in engine.observer_note()
+    monkeypatch.setattr(box, "find_tools", lambda: box.Tools(None, None, None, None))
+    assert engine.observer() == "inprocess" and "in this process" in engine.observer_note()
+    monkeypatch.setenv("CHECKPOINT_LAB_OBSERVER", "sandbox")
+    assert engine.observer() == "sandbox"
+
+
+@pytest.mark.parametrize("notebook, reference, starter", [
+    ("03_power_cut", "solutions/03_power_cut.py", "tests/fixtures/03_power_cut/starter.py"),
+    ("04_parallel_tool_calls", "solutions/04_parallel_tool_calls.py",
+     "tests/fixtures/04_parallel_tool_calls/starter.py"),
+])
+def test_levels_3_and_4_self_check_live_code_with_the_in_process_recorder(
+        notebook, reference, starter, monkeypatch):
+    monkeypatch.setenv("CHECKPOINT_LAB_OBSERVER", "inprocess")
+    good = self_check(_namespace(ROOT / reference), notebook)
+    assert good.passed, str(good)
+    assert all(r.message.startswith("Self-check: this machine has no strace")
+               for r in good.results)
+    bad = self_check(_namespace(ROOT / starter), notebook)
+    assert bad.failed and not bad.not_checked and bad.points[0] == 0

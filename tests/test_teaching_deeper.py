@@ -1,4 +1,4 @@
-"""Going deeper: two writers on one temp name, a cross-filesystem rename.
+"""Two writers on one temp name (the appendix), a rename across filesystems (part 3).
 
 (The power-cut table is graders.teaching.power_cut, tested with Level 3 in test_level3.py.)"""
 

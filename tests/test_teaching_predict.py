@@ -39,7 +39,7 @@ def test_nothing_is_revealed_before_locking_in_and_the_lock_holds():
     assert locked_in("torn_in_place") == 0
     assert view.choices.disabled and view.lock.disabled
     assert "Locked in: <b>(a)</b>" in view.status.value and "run the next cell" in view.status.value
-    view.lock_in("b")
+    view.lock_in(1)
     assert locked_in("torn_in_place") == 0, "a locked prediction cannot be changed"
     again = predict("torn_in_place")
     assert again.choices.index == 0 and again.choices.disabled, "a rerun cell shows the lock"
@@ -48,12 +48,15 @@ def test_nothing_is_revealed_before_locking_in_and_the_lock_holds():
 def test_compare_says_what_was_predicted_and_what_happened():
     none = compare("torn_in_place")
     assert none.right is None and none.to_text().startswith("You locked in no prediction")
-    predict("torn_in_place").lock_in("a")
+    torn = PREDICTIONS["torn_in_place"]  # this student's order of the options
+    wrong_letter = next(letter for letter in torn.letters if letter != torn.right_letter)
+    predict("torn_in_place").lock_in(wrong_letter)
     wrong = compare("torn_in_place")
     assert wrong.right is False
-    assert "You predicted (a)" in str(wrong) and "What happened: (b)" in str(wrong)
+    assert f"You predicted ({wrong_letter})" in str(wrong)
+    assert f"What happened: ({torn.right_letter})" in str(wrong)
     assert 'data-right="false"' in wrong._repr_html_()
-    predict("torn_atomic").lock_in("a")
+    predict("torn_atomic").lock_in(PREDICTIONS["torn_atomic"].right_letter)
     assert compare("torn_atomic").right is True
     assert "That is what happened" in str(compare("torn_atomic"))
 

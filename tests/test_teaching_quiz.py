@@ -103,11 +103,13 @@ def test_quiz_view_shows_feedback_on_choice_and_keeps_the_first_try():
     assert view.first_answer_correct is False
 
 
-def test_quiz_view_text_fallback_is_the_question_with_answers():
+def test_quiz_view_text_fallback_is_the_question_and_how_to_answer_it_in_code():
     view = show_quiz("power_loss")
     bundle, metadata = view._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
-    assert bundle["text/plain"] == QUIZZES["power_loss"].to_text()
+    text = bundle["text/plain"]
+    assert text.startswith(QUIZZES["power_loss"].to_text(reveal=False))
+    assert "check(QUIZZES['power_loss'], LETTER)" in text and '"a", "b", "c", "d"' in text
     # What a saved notebook shows in the widget's place (graders.workspace.notebooks.before_save).
     assert metadata == {"checkpoint_lab_rerun": "Run this cell to see the quiz (its buttons "
                                                 "need the running kernel)."}
@@ -145,21 +147,96 @@ def test_knowledge_check_counts_first_tries():
     second.choose(second.quiz.right_letter)
     assert "1 of 2 answered" in check_view.score.value
     text = check_view._repr_mimebundle_()[0]["text/plain"]
-    assert text.startswith("Question 1. ") and f"Question {len(KNOWLEDGE_CHECK)}." in text
+    assert text.startswith(f"Question 1 ({KNOWLEDGE_CHECK[0]}). ")
+    assert f"Question {len(KNOWLEDGE_CHECK)} ({KNOWLEDGE_CHECK[-1]})." in text
 
 
 # -- quizzes that test understanding: no tells in length or position, an order per student ----
 
-def test_the_right_answer_is_rarely_the_longest_and_sits_in_every_position():
-    from graders.teaching.quizzes import AUTHORED
+def _every_question(seed: str | None = None) -> list:
+    """Every quiz question and every prediction, in the authored order or ``seed``'s."""
+    from graders.teaching.predictions import AUTHORED_PREDICTIONS, predictions_for
+    from graders.teaching.quizzes import AUTHORED, quizzes_for
 
-    quizzes = list(AUTHORED.values())
-    longest = [q.id for q in quizzes
-               if max(q.choices, key=lambda c: len(c.text)).correct]
-    assert len(longest) <= len(quizzes) / 3, f"the right answer is the longest in {longest}"
-    positions = {q.letters.index(q.right_letter) for q in quizzes}
-    widest = max(len(q.choices) for q in quizzes)
-    assert positions == set(range(widest)), f"the right answer only ever sits at {positions}"
+    if seed is None:
+        return [*AUTHORED.values(), *AUTHORED_PREDICTIONS.values()]
+    return [*quizzes_for(seed).values(), *predictions_for(seed).values()]
+
+
+def _rank(quiz) -> str:
+    right = next(c for c in quiz.choices if c.correct)
+    longer = sum(len(c.text) > len(right.text) for c in quiz.choices)
+    shorter = sum(len(c.text) < len(right.text) for c in quiz.choices)
+    return "top two" if longer < 2 else ("shortest" if shorter == 0 else "between")
+
+
+def test_no_answer_is_told_by_its_length():
+    """Issue 18.5: the right answer is the longest or the second-longest option in at most a
+    third of the questions (quizzes and predictions together), and, lest the cue flip, the
+    shortest in at most half."""
+    questions = _every_question()
+    ranks = {q.id: _rank(q) for q in questions}
+    top = [i for i, r in ranks.items() if r == "top two"]
+    shortest = [i for i, r in ranks.items() if r == "shortest"]
+    assert len(questions) >= 28
+    assert len(top) <= len(questions) / 3, f"longest or second-longest in {len(top)}: {top}"
+    assert len(shortest) <= len(questions) / 2, f"shortest in {len(shortest)}: {shortest}"
+
+
+def test_no_answer_is_told_by_its_position():
+    """Every question and prediction is shuffled per student; over many students each letter
+    holds the right answer about as often as chance says, and as written no letter holds it in
+    more than half the questions."""
+    authored = [q.letters.index(q.right_letter) for q in _every_question()]
+    widest = max(len(q.choices) for q in _every_question())
+    assert set(authored) == set(range(widest))
+    assert max(authored.count(i) for i in set(authored)) <= len(authored) / 2
+    firsts, total = 0, 0
+    for student in range(40):
+        questions = _every_question(f"student-{student}")
+        firsts += sum(q.right_letter == "a" for q in questions)
+        total += len(questions)
+        assert sum(q.right_letter == "a" for q in questions) < len(questions) / 2
+    chance = sum(1 / len(q.choices) for q in _every_question()) / len(_every_question())
+    assert abs(firsts / total - chance) < 0.06, (firsts / total, chance)
+
+
+def test_predictions_are_shuffled_per_student_as_the_quizzes_are():
+    from graders.teaching.predictions import AUTHORED_PREDICTIONS, PREDICTIONS, predictions_for
+
+    assert predictions_for("alice") == predictions_for("alice")
+    assert any(predictions_for("alice")[p].choices != predictions_for("bob")[p].choices
+               for p in AUTHORED_PREDICTIONS)
+    assert predictions_for("authored") == AUTHORED_PREDICTIONS
+    from graders.teaching.quiz_order import student_seed
+
+    assert PREDICTIONS == predictions_for(student_seed())
+
+
+def test_no_widget_fallback_tells_an_answer():
+    """Issue 18.6: GitHub, nbviewer and VS Code without widgets show the text/plain part of each
+    widget. It shows the question, and how to answer; never which answer is right, nor why."""
+    from graders.teaching.predict import AnswerLock, compare, forget, predict
+    from graders.teaching.predictions import PREDICTIONS
+
+    forget()
+    views = [show_quiz(q) for q in QUIZZES] + [predict(p) for p in PREDICTIONS]
+    views.append(show_knowledge_check())
+    for view in views:
+        text = view._repr_mimebundle_()[0]["text/plain"]
+        quizzes = [v.quiz for v in view.views] if isinstance(view, KnowledgeCheck) else [
+            getattr(view, "quiz", None) or view.prediction]
+        for quiz in quizzes:
+            assert quiz.question in text
+            for choice in quiz.choices:
+                assert choice.why not in text, (quiz.id, choice.why)
+            assert f"({quiz.right_letter}) right" not in text and "Answers, and why" not in text
+            assert f'lock_in("{quiz.right_letter}")' not in text
+    lock = AnswerLock("l2_name_the_failures")._repr_mimebundle_()[0]["text/plain"]
+    assert "lock_in()" in lock
+    # compare() is what a crash cell ends with: the sentence, never the dataclass and its flags
+    assert "correct=True" not in repr(compare("torn_in_place"))
+    assert repr(compare("torn_in_place")).startswith("You locked in no prediction")
 
 
 def test_no_option_stands_out_by_its_length():
@@ -197,14 +274,28 @@ def test_the_seed_comes_from_the_environment_or_the_user_name(monkeypatch):
     assert student_seed() == getpass.getuser()
 
 
-def test_the_a_only_question_is_asked_in_part_2():
+def test_part_2_asks_about_both_halves_of_goal_2():
+    """B only and A only each get a prediction, a real crash and a quiz in part 2."""
+    from graders.teaching.predictions import PREDICTIONS
     from tests.conftest import ROOT
 
     lesson = (ROOT / "lessons" / "02_two_save_points.py").read_text()
-    assert 'show_quiz("a_only_after_result")' in lesson
-    quiz = QUIZZES["a_only_after_result"]
-    right = quiz.choices[quiz.letters.index(quiz.right_letter)]
-    assert "again" in right.text and "pendingToolUse" in right.text
+    for call in ('predict("b_only_runs_twice")', 'predict("a_only_finished_runs_twice")',
+                 'show_quiz("b_only_tool_window")', 'show_quiz("a_only_finished_run")',
+                 'variant("A only", "temp + rename")', '"killed_during_model_call_3"'):
+        assert call in lesson, call
+    prediction = PREDICTIONS["a_only_finished_runs_twice"]
+    right = prediction.choices[prediction.letters.index(prediction.right_letter)]
+    assert "again" in right.text
+    quiz = QUIZZES["a_only_finished_run"]
+    assert "in flight" in quiz.choices[quiz.letters.index(quiz.right_letter)].text
+
+
+def test_no_question_is_asked_twice():
+    """A repeated question tests memory of a letter: the knowledge check asks its own."""
+    from graders.teaching.quiz_questions import lesson07_knowledge_check_and_recap as recap
+
+    assert set(KNOWLEDGE_CHECK) <= {q.id for q in recap.QUESTIONS}
 
 
 def test_a_view_is_displayed_with_the_script_that_makes_it_keyboard_usable(monkeypatch):

@@ -316,3 +316,17 @@ def test_a_resume_that_took_no_step_prints_no_empty_heading(checkpoint):
     assert "Where it falls over:" in report.to_text()
     done = resume(json.dumps({"version": 2}))
     assert done.steps and "What resume did:\n  1. " in done.to_text()
+
+
+def test_the_turn_view_names_its_moment_in_full_and_shows_each_calls_input():
+    """Issue 19.10: the slider's label was cut off ("...(after th") and the JSON left out
+    "input", which the prose and Level 4 require."""
+    from graders.teaching.parallel_turn import show_turn
+
+    view = show_turn("incident-triage", turn=1)
+    assert view.slider.readout is False, "no readout beside the slider to be cut off"
+    view.slider.value = len(view.moments) - 1
+    assert "model call 2 (after the turn)</b>" in view.pane.value
+    assert f"Moment {len(view.moments)} of {len(view.moments)}" in view.pane.value
+    view.slider.value = 6
+    assert "&quot;input&quot;: {" in view.pane.value and "&quot;result&quot;" in view.pane.value

@@ -6,6 +6,7 @@ from __future__ import annotations
 from nbformat.v4 import new_code_cell, new_output
 
 from graders.checks import CHECKS, CheckResult
+from graders.checks.record import record_of
 from graders.checks.selfcheck import ResultTable
 from graders.nbgrader_plumbing.cells import WRAP, verdict_outputs
 from graders.nbgrader_plumbing.validation import explain, install
@@ -55,9 +56,7 @@ def test_nbgraders_validator_says_the_verdict_not_partial_credit():
 
 
 def test_feedback_verdicts_are_wrapped():
-    outputs = verdict_outputs("l2_atomic_save", 3, CheckResult("l2_atomic_save", False, 0,
-                                                               WHY * 3),
-                              check=CHECKS["l2_atomic_save"])
+    outputs = verdict_outputs(record_of(CheckResult("l2_atomic_save", False, 0, WHY * 3)))
     text = outputs[0].traceback[0]
     assert text.startswith(f"{TITLE}: not passed (0/3 points)\n")
     assert max(len(line) for line in text.splitlines()) <= WRAP

@@ -49,11 +49,39 @@
 # %% nbgrader={"grade": false, "grade_id": "l1_save_checkpoint", "locked": false, "schema_version": 3, "solution": true} checkpoint_lab={"solution_from": "solutions/01_incomplete_checkpoint.py:save_checkpoint", "starter_from": "tests/fixtures/01_incomplete_checkpoint/starter.py:save_checkpoint"}
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l1_loop_intro", "locked": true, "schema_version": 3, "solution": false}
-# The loop below saves twice per turn: at save point A (a tool has been asked for and has not
-# started) and at save point B (its result has been appended to `messages`). It calls whatever
+# The loop below is the lesson's own loop. It saves twice per turn: at save point A (a tool has
+# been asked for and has not started) and at save point B (its result has been appended to
+# `messages`); part 2 of the lesson looks at those two moments closely. It calls whatever
 # `save_checkpoint` you defined above. Nothing to change here: run it.
 
-# %% nbgrader={"grade": false, "grade_id": "l1_loop", "locked": true, "schema_version": 3, "solution": false} checkpoint_lab={"code_from": "solutions/02_two_latent_failures.py:run_agent"}
+# %% nbgrader={"grade": false, "grade_id": "l1_loop", "locked": true, "schema_version": 3, "solution": false}
+def run_agent(task, tools, call_model, execute_tool):
+    state = {
+        "version": 1,
+        "task": task,
+        "turns": 0,
+        "tokensUsed": 0,
+        "messages": [{"role": "user", "content": task}],
+        "pendingToolUse": None,
+    }
+    while True:
+        response = call_model(tools=tools, messages=state["messages"])
+        state["tokensUsed"] += response["usage"]["output_tokens"]
+        if response["stop_reason"] != "tool_use":
+            return state
+        call = next(b for b in response["content"] if b["type"] == "tool_use")
+        state["messages"].append({"role": "assistant", "content": response["content"]})
+        state["pendingToolUse"] = {"id": call["id"], "name": call["name"], "input": call["input"]}
+        # Save point A: the call is named; it has not run yet.
+        save_checkpoint(state)
+        output = execute_tool(call["name"], call["input"])
+        state["messages"].append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": call["id"], "content": output}]})
+        state["pendingToolUse"] = None
+        state["turns"] += 1
+        # Save point B: its result is recorded.
+        save_checkpoint(state)
+
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l1_try_it_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## Try it
@@ -161,9 +189,9 @@ run_check("l1_missing_fields", globals())
 # - [ ] `turns`: the count restarts at zero after resume and no longer matches the turns really
 #   run, so a max-turn cap fires late (counting from zero, it allows a full cap more turns) or
 #   never, on a task that keeps crashing.
-# - [ ] `tokensUsed`: the running spend restarts at zero and cannot be rebuilt (the past
-#   responses' usage figures are gone), so a budget or a threshold judged on it (the protocol's
-#   compaction threshold) fires late or never.
+# - [ ] `tokensUsed`: the count of output tokens so far restarts at zero (it could only be
+#   re-estimated from the assistant messages, not exactly), so a budget or a threshold judged on
+#   it (the protocol's compaction threshold) fires late or never.
 # - [ ] `pendingToolUse`: if the crash came after the model named a tool and before its result
 #   was recorded, resume cannot see that a call was left dangling and cannot reconcile it (the
 #   course's next lesson, *Resuming from a checkpoint*).
@@ -241,8 +269,9 @@ self_check(globals(), "01_incomplete_checkpoint")
 # ## What's next
 #
 # Your save now keeps all six fields. Having the right fields is not the whole story, though:
-# Level 2 (`02_two_latent_failures.ipynb`) hands you a whole loop whose checkpoint has all six
-# and still lets a restarted loop down, if the process is killed at the wrong moment.
+# Level 2 (`02_two_latent_failures.ipynb`, after part 3 of the lesson) hands you a whole loop
+# whose checkpoint has all six and still lets a restarted loop down, if the process is killed at
+# the wrong moment. Levels 3 and 4 follow parts 4 and 5 of the lesson: four exercises in all.
 #
 # When you have tried everything yourself, `solutions/01_incomplete_checkpoint.written_answers.md` holds a model
 # answer for part 2, and `solutions/01_incomplete_checkpoint.py` a completed save.

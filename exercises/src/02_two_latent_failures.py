@@ -23,15 +23,16 @@
 #
 # **By the end you can:**
 #
-# 1. say where the loop gives way under a crash, and what each failure leads to (part 1, read
+# 1. crash your colleague's code on purpose and read what it left behind;
+# 2. say where the loop gives way under a crash, and what each failure leads to (part 1, read
 #    by your instructor);
-# 2. fix the code so that the checks below, which kill it at every crash point, pass (part 2,
-#    checked automatically);
-# 3. crash your own code on purpose and read what it left behind.
+# 3. fix the code so that the checks below, which kill it at every crash point, pass (part 2,
+#    checked automatically).
 #
-# Work from top to bottom and run every cell (Shift+Enter). The check cells show how your code
-# does right now, as often as you like. When your work is graded, the same checks run again on
-# your answer cells in fresh processes, plus hidden checks on a longer task.
+# Work from top to bottom and run every cell (Shift+Enter). Part 1 comes first: until you have
+# written it and locked it in, the checks show only whether they pass and where they failed, not
+# what they found. When your work is graded, the same checks run again on your answer cells in
+# fresh processes, plus hidden checks on a longer task.
 #
 # **Stuck?** Run `hint()` in a new cell. Each call shows one more hint for the first check that
 # does not pass yet: a nudge first, then the idea, then code. How many you opened is noted in
@@ -140,7 +141,8 @@ try_it(stop_while_tool_runs=2)
 # before save *n* renames a file (`killed_before_rename_save_n`). The first cell lists every
 # crash point of your code on `support-tickets`; the second kills it at one of them and hands
 # whatever `checkpoint.json` it left to the small resume routine, `graders.resume.resume`. The
-# second cell is yours to edit: set `POINT` to any id from the list and run it again.
+# second cell is yours to edit: it starts at a crash point your colleague's code survives. Set
+# `POINT` to each id from the list in turn and run it again: which ones does it not survive?
 #
 # (The harness forks this kernel's process, which needs Linux or macOS.)
 
@@ -154,7 +156,7 @@ for point in crash_points(Submission.from_functions(run_agent, save_checkpoint),
     print(f"{point.id:32} {point.label}")
 
 # %% nbgrader={"grade": false, "grade_id": "l2_crash_one", "locked": false, "schema_version": 3, "solution": false}
-POINT = "torn_write_save_2"  # any crash point from the list above
+POINT = "killed_during_model_call_2"  # any crash point from the list above
 
 seen = run_point(Submission.from_functions(run_agent, save_checkpoint), "support-tickets", POINT)
 print(f"At {POINT} the run ended: {seen.detail}.")
@@ -171,28 +173,46 @@ else:
 #
 # Find the two places in the code that give way under a crash. For each one, say what in the
 # code is wrong, and what it leads to when the process is killed at the wrong moment: what is on
-# disk afterwards, and what resume then runs into. Write your answer in the cell below
-# (double-click it to edit). The crash cells above are the tools for finding them; the lesson's
-# parts 2 and 3 are the ideas.
+# disk afterwards, and what resume then runs into. The crash cells above are the tools for
+# finding them; the lesson's parts 2 and 3 are the ideas.
+#
+# Then one question more. Another colleague proposes a different loop: one save per turn, made
+# just before the tool runs (and none after it). Killed while model call 3 is in flight (both
+# tools have finished), what would that loop leave on disk, and what would resume do? And what
+# does its checkpoint say once a run has finished without any crash?
+#
+# Write your answer in the cell below (double-click it to edit), then lock it in with the button
+# under it.
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "l2_name_the_failures", "locked": false, "points": 4, "schema_version": 3, "solution": true}
 # ### BEGIN SOLUTION
-# **Mark scheme** (two points per failure: one for naming it, one for what it leads to; the
-# model answer is `solutions/02_two_latent_failures.written_answers.md`).
+# **Mark scheme** (four points, one each; the model answer is
+# `solutions/02_two_latent_failures.written_answers.md`).
 #
 # - [ ] First failure: `save_checkpoint` writes `checkpoint.json` itself (an in-place write:
 #   `open("checkpoint.json", "w")` then `json.dump`). Opening it for writing empties the file, so
-#   a kill during the save leaves a prefix of the JSON that does not parse, and the previous save
-#   is gone: nothing to fall back on.
+#   a kill during the save leaves a prefix of the new JSON, none of the old: it does not parse.
 # - [ ] Second failure: the loop saves once per turn, after the tool result is recorded (save
 #   point B) and never between the model asking for a tool and that tool's result (no save point
 #   A). A kill while the tool runs leaves the previous turn's save, which says nothing about the
-#   call: resume cannot know it was made, asks the model again, and the tool runs twice.
+#   call.
+# - [ ] What resume runs into, for both: after the torn save it fails on `json.load` with no
+#   older save to fall back on, so the task starts over; after the kill during a tool it cannot
+#   know the call was made, asks the model again, and the tool runs twice.
+# - [ ] Saving only before the tool (save point A alone): killed during model call 3, the newest
+#   save is save point A of turn 2, whose `pendingToolUse` names `build_table` although it
+#   finished; resume must treat it as unfinished and runs it again. A run that finishes leaves a
+#   checkpoint that still names its last call as in flight.
 #
 # The other done criteria (fix one: temp file then atomic rename; fix two: `pendingToolUse` and a
 # save at point A, reset at point B; the fixed code runs) are graded automatically by
 # `l2_atomic_save`, `l2_save_point_a` and their hidden checks: do not mark them here.
 # ### END SOLUTION
+
+# %% nbgrader={"grade": false, "grade_id": "l2_lock_part1", "locked": true, "schema_version": 3, "solution": false}
+from graders.teaching.predict import lock_answer
+
+lock_answer("l2_name_the_failures")
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l2_part2", "locked": true, "schema_version": 3, "solution": false}
 # ## Part 2: fix them
@@ -204,27 +224,26 @@ else:
 #
 # How it is checked, one check per failure, each with its own points:
 #
-# - the first check cuts every save of your code short, part-way through its bytes (and, if your
-#   save renames a file, kills it just before each rename), then reads `checkpoint.json`: it must
+# - the first kills your code in the middle of every save, then reads `checkpoint.json`: it must
 #   be a complete save every time;
 # - the second kills your code while each tool runs and while each model call is in flight, then
 #   compares `checkpoint.json` with the tools that really ran: a call that was started must be
 #   on disk.
 #
-# A failing check says what it found on disk and what resume ran into; `hint()` says more, one
-# step at a time.
+# Once part 1 is locked in, a failing check says what it found on disk and what resume ran into;
+# `hint()` says more, one step at a time.
 
 # %% nbgrader={"grade": true, "grade_id": "l2_atomic_save", "locked": true, "points": 3, "schema_version": 3, "solution": false}
-# Check: saves that survive being cut short. It tears every save of your code part-way (and
-# kills it just before any rename), on support-tickets, and reads checkpoint.json each time.
+# Check: survives a kill during a save. It kills your code in the middle of every save, on
+# support-tickets, and reads checkpoint.json each time.
 from graders.checks import run_check
 
 run_check("l2_atomic_save", globals())
 
 # %% nbgrader={"grade": true, "grade_id": "l2_save_point_a", "locked": true, "points": 3, "schema_version": 3, "solution": false}
-# Check: every tool call that was started is on disk. It kills your code while each tool runs
-# and while each model call is in flight, on support-tickets, and compares checkpoint.json with
-# the tools that really ran.
+# Check: a kill during a tool leaves a true record. It kills your code while each tool runs and
+# while each model call is in flight, on support-tickets, and compares checkpoint.json with the
+# tools that really ran.
 from graders.checks import run_check
 
 run_check("l2_save_point_a", globals())
@@ -260,8 +279,8 @@ self_check(globals(), "02_two_latent_failures")
 # ## Beyond the checks (advice, not graded)
 #
 # - **`tokensUsed` never moves.** Your colleague's loop sets `tokensUsed` to 0 and never adds to
-#   it, so every checkpoint says no tokens were spent. That is a third flaw, but not one a crash
-#   exposes, and the checks do not grade it: add each response's
+#   it, so every checkpoint says no output tokens were used. That is a third flaw, but not one a
+#   crash exposes, and the checks do not grade it: add each response's
 #   `response["usage"]["output_tokens"]`, the first model call's included, if you like.
 #
 # ## Once your checks pass
@@ -270,6 +289,9 @@ self_check(globals(), "02_two_latent_failures")
 # cell, `from graders.workspace.solutions import solutions` and then `solutions(2)`. They land in
 # `solutions/` in JupyterLab's file browser. Open the walkthrough first,
 # `02_two_latent_failures.walkthrough.md`: it sets your colleague's code beside a fixed version,
-# line by line, and goes past what the checks can see (power cuts and fsync, unique temp names,
-# `os.replace` on Windows). `02_two_latent_failures.written_answers.md` holds a model answer for
-# part 1, and `02_two_latent_failures.py` the fixed code.
+# line by line, and goes past what the checks can see (unique temp names, `os.replace` on
+# Windows). `02_two_latent_failures.written_answers.md` holds a model answer for part 1, and
+# `02_two_latent_failures.py` the fixed code.
+#
+# Next: parts 4 and 5 of the lesson, then Level 3 (power cuts) and Level 4 (several tool calls in
+# one turn), the last two of the four exercises.

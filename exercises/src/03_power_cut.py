@@ -13,25 +13,29 @@
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l3_intro", "locked": true, "schema_version": 3, "solution": false}
 # # Level 3: survive a power cut
 #
-# The save below is the atomic save from Level 2: a temp file in the checkpoint's folder, then
-# `os.replace`. Kill the process at any moment and `checkpoint.json` is one complete save, because
-# the kernel keeps what the process wrote and puts it on the disk later.
+# Kill a process at any moment and the operating system keeps what the process had already
+# handed to it, and writes it to the disk later. Pull the plug and the operating system goes
+# too, with everything that had not reached the disk yet; what reached it first is then up to
+# the file system, not to the order of your calls (part 4 of the lesson).
 #
-# Pull the plug instead and the kernel goes too, with everything it had not written out yet.
-# What reaches the disk, and in which order, is then up to the kernel and the drive, not to the
-# order of your calls.
+# **What is wanted:** a `save_checkpoint` after which, whenever the power fails,
+# `checkpoint.json` is a complete save and no save the loop relied on is missing (the loop runs
+# the next tool as soon as a save returns).
 #
-# **What is wanted:** a `save_checkpoint` whose save is on the disk for good before it returns,
-# because as soon as it returns the loop runs the next tool: after a power cut at any moment,
-# `checkpoint.json` must be a complete save, and no save the loop relied on may be missing.
+# **By the end you can:**
 #
-# **How it is checked:** your save runs with the lesson's loop (below, locked) once, in a
-# sandbox, and every file operation it makes is recorded. From that record the grader builds
-# every state a power cut could leave at every moment, by the rules a real disk follows (data
-# written since a file's last sync may be lost, zeroed or half kept; a change to a folder since
-# that folder's last sync may be undone), and reads `checkpoint.json` in each as resume would.
-# Two checks, each with its own points: the bytes reach the disk before the rename, and the
-# rename reaches the disk before the next tool runs.
+# 1. predict what each of four saves written by colleagues can lose in a power cut, then check
+#    your prediction against the grader;
+# 2. fix the first of them, your starter, so that both checks below pass (checked
+#    automatically);
+# 3. explain what the others lose, and where the protection stops (read by your instructor).
+#
+# **How it is checked:** your save runs with Level 2's fixed loop once, in a sandbox, and every
+# file operation it makes is recorded. From that record the grader builds every state a power
+# cut could leave at every moment of the run, with the lesson's conservative model of what a
+# file system may keep, and reads `checkpoint.json` in each as resume would. Two checks, each
+# with its own points: `checkpoint.json` is never empty or cut short, and no save the loop
+# relied on is ever missing.
 #
 # **Stuck?** Run `hint()` in a new cell: one hint at a time, for the first check that does not
 # pass yet. How many you opened is noted in the notebook; it does not change your grade.
@@ -39,10 +43,47 @@
 # (The checks need Linux with strace and bubblewrap, where the course's grader runs; elsewhere
 # they say so and your instructor's grading runs them.)
 
-# %% [markdown] nbgrader={"grade": false, "grade_id": "l3_code_intro", "locked": true, "schema_version": 3, "solution": false}
-# ## Your save
+# %% [markdown] nbgrader={"grade": false, "grade_id": "l3_saves_intro", "locked": true, "schema_version": 3, "solution": false}
+# ## Four saves
 #
-# Edit this cell; keep `save_checkpoint` at its top level, under the same name.
+# Four colleagues each wrote a save that syncs something. All four write a temp file in the
+# checkpoint's folder and rename it over `checkpoint.json`, so a killed process never tears the
+# checkpoint. Save 1 is the one in your answer cell further down; save 2 is Level 2's fixed save.
+
+# %% nbgrader={"grade": false, "grade_id": "l3_saves", "locked": true, "schema_version": 3, "solution": false}
+from graders.teaching.power_cut import compare_saves, show_saves
+
+show_saves()
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "l3_predict_intro", "locked": true, "schema_version": 3, "solution": false}
+# ## Predict, then look
+#
+# For each save, decide before you run anything below: can a power cut at some moment of a run
+# leave
+#
+# - `"empty"`: `checkpoint.json` empty or cut short?
+# - `"older"`: an older save in `checkpoint.json` (or none at all), although the loop had gone on
+#   to the next tool?
+#
+# Fill in all eight cells with `True` or `False`, then run the cell under it: it shows your table
+# beside what the grader finds, and shows nothing until every cell is filled.
+
+# %% nbgrader={"grade": false, "grade_id": "l3_predict_table", "locked": false, "schema_version": 3, "solution": false}
+PREDICTED = {
+    "save 1": {"empty": None, "older": None},
+    "save 2": {"empty": None, "older": None},
+    "save 3": {"empty": None, "older": None},
+    "save 4": {"empty": None, "older": None},
+}
+
+# %% nbgrader={"grade": false, "grade_id": "l3_predict_compare", "locked": true, "schema_version": 3, "solution": false}
+compare_saves(PREDICTED)
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "l3_code_intro", "locked": true, "schema_version": 3, "solution": false}
+# ## Your save: fix save 1
+#
+# Edit this cell so that both checks below pass; keep `save_checkpoint` at its top level, under
+# the same name.
 
 # %% nbgrader={"grade": false, "grade_id": "l3_save_checkpoint", "locked": false, "schema_version": 3, "solution": true} checkpoint_lab={"solution_from": "solutions/03_power_cut.py:CHECKPOINT,save_checkpoint", "starter_from": "tests/fixtures/03_power_cut/starter.py:CHECKPOINT,save_checkpoint"}
 
@@ -66,15 +107,15 @@ hint = Hints("03_power_cut", globals())
 # what `checkpoint.json` could hold then, and what resume would run into.
 
 # %% nbgrader={"grade": true, "grade_id": "l3_file_synced", "locked": true, "points": 3, "schema_version": 3, "solution": false}
-# Check: after a power cut at any moment of the run, checkpoint.json holds a complete save (the
-# bytes of each save reach the disk before its rename does), on support-tickets.
+# Check: after a power cut at any moment of the run, checkpoint.json is never empty or cut
+# short, on support-tickets.
 from graders.checks import run_check
 
 run_check("l3_file_synced", globals())
 
 # %% nbgrader={"grade": true, "grade_id": "l3_directory_synced", "locked": true, "points": 3, "schema_version": 3, "solution": false}
-# Check: after a power cut at any moment, no save the loop relied on is missing (each rename
-# reaches the disk before the next tool runs), on support-tickets.
+# Check: after a power cut at any moment of the run, no save the loop relied on is missing (no
+# older save, or none, once the next tool has run), on support-tickets.
 from graders.checks import run_check
 
 run_check("l3_directory_synced", globals())
@@ -94,23 +135,26 @@ run_check("l3_directory_synced_hidden", globals())
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l3_written_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## In your own words
 #
-# Why does a save need one sync of the file *before* the rename and one of the folder *after*
-# it? For each, say what a power cut at the wrong moment leaves on disk without it, and what
-# resume then runs into. Where does this protection stop (another operating system, another
-# kind of disk)? Write your answer in the cell below (double-click it to edit).
+# Explain your table. Saves 3 and 4 each sync both the file and the folder, yet each can lose
+# something: for each, say what a power cut at the wrong moment leaves on disk, why, and what
+# resume then runs into. Then say where the protection of your fixed save stops (another
+# operating system, another kind of disk). Write your answer in the cell below (double-click it
+# to edit).
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "l3_why_two_fsyncs", "locked": false, "points": 3, "schema_version": 3, "solution": true}
 # ### BEGIN SOLUTION
 # **Mark scheme** (one point each; the model answer is `solutions/03_power_cut.written_answers.md`).
 #
-# - [ ] The file's sync before the rename: otherwise the rename can reach the disk before the
-#   bytes, and `checkpoint.json` is empty or half written after the power cut (resume fails on
-#   `json.load`, and the previous save is gone).
-# - [ ] The folder's sync after the rename: the rename is a change to the folder; unsynced, a
-#   power cut can undo it and bring the previous save back although the next tool already ran
-#   (resume runs it again). A sync before the rename covers nothing the rename did.
-# - [ ] Where it stops: macOS needs `F_FULLFSYNC` (`os.fsync` leaves the drive's cache), Windows
-#   cannot sync a folder, network filesystems promise less.
+# - [ ] Save 3: `os.fsync` runs before `flush()`, while the bytes are still in Python's own
+#   buffer, so it syncs nothing; they reach the operating system at `close`, unsynced, and the
+#   synced rename can reach the disk before them: `checkpoint.json` empty or cut short, resume
+#   fails on `json.load`, and the previous save is gone.
+# - [ ] Save 4: the folder is synced *before* the rename, which covers nothing the rename did;
+#   the rename is a change to the folder, so a power cut can undo it and bring an older save back
+#   (or none) although the next tool already ran: resume runs that tool again.
+# - [ ] Where it stops: macOS needs `F_FULLFSYNC` (`os.fsync` leaves the drive's cache); on
+#   Windows Python cannot open a folder to sync it and no durable rename is documented; network
+#   file systems promise less; the model is conservative, real file systems differ.
 #
 # Whether the two syncs are present and in the right place is graded automatically by
 # `l3_file_synced`, `l3_directory_synced` and their hidden checks: do not mark it here.

@@ -15,8 +15,9 @@
 #
 # The Messages API lets one response hold several `tool_use` blocks: the model asks for two or
 # three tools at once. Every block needs its `tool_result`, and all of them go in the next user
-# message, in one message; otherwise the API refuses the next request (a 400 error). The loop
-# below is Level 2's fixed loop, which handles one block per turn. Run on a turn with three
+# message, in one message; otherwise the API refuses the next request (a 400 error). The API
+# pairs each result with its call by `tool_use_id`, so the results may come in any order. The
+# loop below is Level 2's fixed loop, which handles one block per turn. Run on a turn with three
 # blocks, it runs the first tool only, and the model refuses its next call.
 #
 # **What is wanted:** a `run_agent` that handles every block of a turn, and whose checkpoint
@@ -28,8 +29,13 @@
 # - when a call finishes, its entry gains `"result"` (the string the tool returned), and the
 #   checkpoint is saved before the next tool starts: killed while tool 3 runs, `checkpoint.json`
 #   holds tools 1 and 2 with their results;
-# - save point B appends **one** user message with a `tool_result` for every block, in the
-#   order of the blocks, and sets `pendingToolUse` back to `None`; `turns` counts the turn.
+# - save point B appends **one** user message with a `tool_result` for every block (in any
+#   order: the checks accept any; block order is a good habit) and sets `pendingToolUse` back to
+#   `None`; `turns` counts the turn.
+#
+# Your loop may run the turn's tools one after another, or at the same time (threads); either
+# way each finished call's result is on disk before the turn goes on, and a result once saved
+# stays saved (part 5 of the lesson).
 #
 # For a turn that asks for three tools, `checkpoint.json` while the third one runs:
 #
@@ -96,8 +102,9 @@ from graders.checks import run_check
 run_check("l4_results_kept", globals())
 
 # %% nbgrader={"grade": true, "grade_id": "l4_one_result_message", "locked": true, "points": 3, "schema_version": 3, "solution": false}
-# Check: messages hold one result message per turn, in the order of the blocks, valid for the
-# API, before the model is called again and at the end, on incident-triage.
+# Check: messages hold one result message per turn, answering every call of the turn (in any
+# order), valid for the API, before the model is called again and at the end, on
+# incident-triage.
 from graders.checks import run_check
 
 run_check("l4_one_result_message", globals())
@@ -142,9 +149,10 @@ run_check("l4_one_result_message_hidden", globals())
 #   doubt and nothing finished to lose; with several, some finished before the crash, and their
 #   results must be saved as they come (before the next tool starts), or resume runs finished
 #   tools again (a second email, a second charge).
-# - [ ] One message: the API requires every `tool_result` of a turn in the very next user
-#   message; split across messages (or with one missing) it refuses the request with a 400, so
-#   resume would send a conversation the model refuses.
+# - [ ] One message: the API requires a `tool_result` for every `tool_use` of a turn, all in the
+#   very next user message (paired by `tool_use_id`, in any order); split across messages (or
+#   with one missing) it refuses the request with a 400, so resume would send a conversation the
+#   model refuses.
 #
 # Whether the loop keeps the list, the results and the one message at every crash point is
 # graded automatically by the `l4_*` checks: do not mark it here.

@@ -1,23 +1,23 @@
-"""A submission's answer cells: read from a notebook, joined under markers, told apart again,
-checked for what Python can say without running them, and line numbers said per cell.
+"""A submission's answer cells, ``{grade_id: code}``: read from a notebook (split cells joined, in
+notebook order), checked for what Python can say without running them, and made into the
+program the runner gets, part by part (`graders.submission.Part`), so that a line in a message
+is a line of the cell the student wrote (`graders.submission.Submission.place`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from graders.checks.base import ANSWER_CELLS, LEVEL2, checks_for
-from graders.checks.result import CheckResult
 from graders.loop import lesson_loop
-from graders.submission import defined_names
+from graders.submission import Part, defined_names
 
 __all__ = [
-    "NotebookError", "read_notebook", "submission_from_notebook", "notebook_of", "grade_id_of",
-    "split_cells", "cell_code", "syntax_problem", "one_answer_cell", "with_lesson_loop",
-    "relocate", "LOOP_MARK",
+    "NotebookError", "AnswerCells", "read_notebook", "submission_from_notebook", "notebook_of",
+    "grade_id_of", "syntax_problem", "with_lesson_loop", "join_pieces", "LOOP_WHERE", "MARK",
+    "JOINED_KEY", "MAX_NOTEBOOK_BYTES", "MAX_CELLS", "notebook_problem",
 ]
 
 
@@ -25,106 +25,219 @@ class NotebookError(ValueError):
     """A file that is not a notebook we can read."""
 
 
-_MARKER = re.compile(r"^# --- answer cell (?P<id>[A-Za-z0-9_]+)(?P<missing> \(missing\))? ---$",
-                     re.M)
-
-
-LOOP_MARK = "# --- the lesson's loop, added by the grader ---"
+#: How a cell starts in the text form of answer cells (:meth:`AnswerCells.from_text`).
+MARK = "# --- answer cell "
+#: Where the lesson's loop comes from, in a message about one of its lines.
+LOOP_WHERE = "the lesson's loop (run_agent), which called your save"
+#: Cell metadata (under ``checkpoint_lab``) of an answer cell joined from split cells: how many.
+JOINED_KEY = "joined_from"
+#: The most a notebook handed in may weigh, and hold cells: an exercise notebook is about 40 KB
+#: and 60 cells; far beyond that it only costs the grader time (40,000 cells held nbgrader's
+#: feedback 64 s), so it is refused, as that student's.
+MAX_NOTEBOOK_BYTES = 16 << 20
+MAX_CELLS = 2000
 
 
 def grade_id_of(cell) -> str | None:
+    """The ``grade_id`` of ``cell`` (a notebook cell dict), or None: never anything but text."""
     try:
-        return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
     except AttributeError:
         return None
+    return grade_id if isinstance(grade_id, str) else None
 
 
 def _cell_source(cell) -> str:
     source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
+    if isinstance(source, list):
+        return "".join(s for s in source if isinstance(s, str))
+    return source if isinstance(source, str) else ""
+
+
+def _joined_from(cell) -> int:
+    lab = cell.get("metadata", {}).get("checkpoint_lab")
+    count = lab.get(JOINED_KEY) if isinstance(lab, dict) else None
+    return count if isinstance(count, int) and count > 1 else 1
+
+
+def notebook_problem(text: str) -> tuple[dict | None, str | None]:
+    """(the notebook, None) from ``text``, or (None, why it is not one we grade)."""
+    try:
+        nb = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, f"it is not JSON (line {exc.lineno}: {exc.msg})"
+    except RecursionError:
+        return None, "its JSON is nested too deep"
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        return None, "its JSON has no list of cells"
+    if len(nb["cells"]) > MAX_CELLS:
+        return None, (f"it has {len(nb['cells']):,} cells, more than the {MAX_CELLS:,} a "
+                      "notebook of the course may have")
+    return nb, None
 
 
 def read_notebook(nb_or_path) -> dict:
-    """A notebook as a dict, from a dict or a path; raises `NotebookError` if it is not one."""
+    """A notebook as a dict, from a dict or a path; raises `NotebookError` if it is not one (or
+    is larger than a notebook of the course may be)."""
     if isinstance(nb_or_path, dict):
         return nb_or_path
     path = Path(nb_or_path)
+    if path.stat().st_size > MAX_NOTEBOOK_BYTES:
+        raise NotebookError(f"{path} is not a notebook we grade: it is larger than "
+                            f"{MAX_NOTEBOOK_BYTES >> 20} MiB")
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise NotebookError(
             f"{path} is not a notebook: it is not UTF-8 text ({exc.reason})") from exc
-    try:
-        nb = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise NotebookError(
-            f"{path} is not a notebook: it is not JSON (line {exc.lineno}: {exc.msg})") from exc
-    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
-        raise NotebookError(f"{path} is not a notebook: its JSON has no list of cells")
+    nb, problem = notebook_problem(text)
+    if problem:
+        raise NotebookError(f"{path} is not a notebook: {problem}")
     return nb
 
 
-def submission_from_notebook(nb_or_path, notebook: str = LEVEL2) -> str:
-    """The student's code in ``nb_or_path``: the sources of ``notebook``'s answer cells, joined.
+@dataclass(frozen=True)
+class AnswerCells:
+    """One exercise notebook's answer cells as handed in: grade_id -> the cell's code.
 
-    ``nb_or_path`` is a notebook (an ``nbformat`` node or a plain dict) or the path of an
-    ``.ipynb`` file. The answer cells are found by their ``grade_id``, whatever their order in
-    the notebook, and joined in the order of ``ANSWER_CELLS[notebook]``; each starts with a
-    comment line ``# --- answer cell <grade_id> ---`` (``(missing)`` is added when the notebook
-    has no such cell), which :func:`grade_submission` uses to tell the cells apart.
-    Raises `NotebookError` for a file that is not a notebook.
+    Attributes:
+        notebook: the exercise notebook (without ``.ipynb``).
+        code: grade_id -> code, in the order of ``ANSWER_CELLS[notebook]``; a cell the notebook
+            lacks (deleted, or its metadata changed) is not there.
+        pieces: grade_id -> how many notebook cells carried it, when more than one (JupyterLab's
+            *Split Cell* leaves two cells with one grade_id): joined in notebook order.
+        whole: one source stands for every answer cell (a ``.py`` file, not a notebook); its
+            lines are "your code".
     """
+
+    notebook: str
+    code: dict[str, str]
+    pieces: dict[str, int] = field(default_factory=dict)
+    whole: bool = False
+
+    @classmethod
+    def from_notebook(cls, nb_or_path, notebook: str = LEVEL2) -> AnswerCells:
+        """The answer cells of ``notebook`` in ``nb_or_path`` (a notebook dict or an ``.ipynb``
+        path), found by grade_id wherever they are; raises `NotebookError` for a non-notebook."""
+        _known(notebook)
+        nb = read_notebook(nb_or_path)
+        found: dict[str, list[str]] = {}
+        counts: dict[str, int] = {}
+        for cell in nb["cells"]:
+            if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+                continue
+            grade_id = grade_id_of(cell)
+            if grade_id in ANSWER_CELLS[notebook]:
+                found.setdefault(grade_id, []).append(_cell_source(cell))
+                counts[grade_id] = counts.get(grade_id, 0) + _joined_from(cell)
+        code = {g: join_pieces(found[g]) for g in ANSWER_CELLS[notebook] if g in found}
+        return cls(notebook, code, {g: n for g, n in counts.items() if n > 1})
+
+    @classmethod
+    def from_source(cls, source: str, notebook: str) -> AnswerCells:
+        """One Python source standing for every answer cell of ``notebook``."""
+        _known(notebook)
+        return cls(notebook, dict.fromkeys(ANSWER_CELLS[notebook], source), whole=True)
+
+    @classmethod
+    def from_text(cls, text: str, notebook: str) -> AnswerCells:
+        """Answer cells written as text, for tests and files: each cell starts with a line
+        ``# --- answer cell <grade_id> ---`` (``(missing)`` before ``---``: the notebook lacks
+        it). Text without such a line is one source for every cell (:meth:`from_source`)."""
+        if not text.startswith(MARK) and f"\n{MARK}" not in text:
+            return cls.from_source(text, notebook)
+        _known(notebook)
+        code: dict[str, str] = {}
+        grade_id, lines = None, []
+        for line in [*text.splitlines(keepends=True), f"{MARK}end ---"]:
+            if not line.startswith(MARK):
+                lines.append(line)
+                continue
+            if grade_id is not None:
+                code[grade_id] = "".join(lines)
+            name = line[len(MARK):].strip().removesuffix("---").strip()
+            grade_id = None if name.endswith("(missing)") else name
+            lines = []
+        return cls(notebook, {g: code[g] for g in ANSWER_CELLS[notebook] if g in code})
+
+    @classmethod
+    def of(cls, submission, notebook: str) -> AnswerCells:
+        """``submission`` as answer cells: `AnswerCells` as they are, text by :meth:`from_text`."""
+        if isinstance(submission, AnswerCells):
+            return submission
+        if isinstance(submission, str):
+            return cls.from_text(submission, notebook)
+        raise TypeError(f"a submission is AnswerCells or source text, not "
+                        f"{type(submission).__name__}")
+
+    def key(self) -> tuple:
+        """What tells two submissions apart (the same key: the same grading)."""
+        return (self.notebook, self.whole, tuple(self.code.items()))
+
+    def part(self, grade_id: str) -> tuple[Part | None, str | None]:
+        """(the cell as a `Part`, None), or (None, why the notebook has no such cell)."""
+        if grade_id not in self.code:
+            return None, (f"the notebook has no answer cell {grade_id}: it was deleted, or its "
+                          "metadata changed; get a fresh copy of the cell from the released "
+                          "notebook")
+        where = "your code" if self.whole else f"the answer cell {grade_id}"
+        return Part(where, self.code[grade_id]), None
+
+    def readable(self, grade_id: str, name: str) -> tuple[Part | None, str | None]:
+        """(the cell, None), or (None, why it cannot run): missing, a syntax error, or no
+        top-level definition of ``name``."""
+        part, problem = self.part(grade_id)
+        if part is None:
+            return None, problem
+        problem = syntax_problem(part.code, part.where)
+        if problem is None and name not in defined_names(part.code):
+            problem = (f"{part.where} does not define {name} at its top level; keep the name "
+                       "and define it with def")
+        return (None, problem) if problem else (part, None)
+
+    def problem(self, grade_ids) -> str | None:
+        """What keeps the cells ``grade_ids`` from running, as a cause: ``"no_answer_cell"``,
+        ``"syntax_error"``, or None."""
+        for grade_id in grade_ids:
+            part, _ = self.part(grade_id)
+            if part is None:
+                return "no_answer_cell"
+            if syntax_problem(part.code, part.where):
+                return "syntax_error"
+        return None
+
+    def notes(self) -> list[str]:
+        """What the student reads about how their cells were taken (split cells, joined)."""
+        return [f"Your answer cell {grade_id} was in {count} cells with one id (JupyterLab's "
+                "Split Cell leaves that): they were graded as one, joined in notebook order."
+                for grade_id, count in self.pieces.items()]
+
+
+def join_pieces(sources: list[str]) -> str:
+    """The cells of one split answer, joined in notebook order: a line break between two,
+    where *Split Cell* took it."""
+    return "\n".join(s.rstrip("\n") for s in sources) + ("\n" if sources else "")
+
+
+def _known(notebook: str) -> None:
     if notebook not in ANSWER_CELLS:
         raise ValueError(f"unknown exercise notebook {notebook!r}; one of {sorted(ANSWER_CELLS)}")
-    nb = read_notebook(nb_or_path)
-    found: dict[str, list[str]] = {}
-    for cell in nb["cells"]:
-        if not isinstance(cell, dict):
-            continue
-        grade_id = grade_id_of(cell)
-        if grade_id in ANSWER_CELLS[notebook] and cell.get("cell_type") == "code":
-            found.setdefault(grade_id, []).append(_cell_source(cell))
-    parts = []
-    for grade_id in ANSWER_CELLS[notebook]:
-        if grade_id in found:
-            body = "\n\n".join(s.rstrip("\n") for s in found[grade_id])
-            parts.append(f"# --- answer cell {grade_id} ---\n{body}\n")
-        else:
-            parts.append(f"# --- answer cell {grade_id} (missing) ---\n")
-    return "\n".join(parts)
+
+
+def submission_from_notebook(nb_or_path, notebook: str = LEVEL2) -> AnswerCells:
+    """The answer cells of ``notebook`` in ``nb_or_path``: :meth:`AnswerCells.from_notebook`."""
+    return AnswerCells.from_notebook(nb_or_path, notebook)
 
 
 def notebook_of(nb) -> str | None:
     """Which exercise notebook ``nb`` (a notebook dict) is, judged by its cells' grade_ids."""
-    ids = {grade_id_of(cell) for cell in nb.get("cells", [])}
-    for notebook, cells in ANSWER_CELLS.items():
+    cells = nb.get("cells", []) if isinstance(nb, dict) else []
+    ids = {grade_id_of(cell) for cell in cells if isinstance(cell, dict)} - {None}
+    for notebook, answer_ids in ANSWER_CELLS.items():
         test_ids = {c.id for c in checks_for(notebook)}
-        if ids & (set(cells) | test_ids):
+        if ids & (set(answer_ids) | test_ids):
             return notebook
     return None
-
-
-def split_cells(source: str) -> dict[str, str | None] | None:
-    """The cells of a joined submission: grade_id -> source (None if missing); None if unmarked."""
-    marks = list(_MARKER.finditer(source))
-    if not marks:
-        return None
-    cells: dict[str, str | None] = {}
-    for mark, following in zip(marks, [*marks[1:], None], strict=True):
-        end = following.start() if following else len(source)
-        body = source[mark.end() + 1:end]
-        cells[mark["id"]] = None if mark["missing"] else body
-    return cells
-
-
-def cell_code(cells: dict | None, source: str, grade_id: str) -> tuple[str | None, str | None]:
-    """(code, problem): one answer cell's code from a submission, or why it is not there."""
-    if cells is None:
-        return source, None
-    if grade_id not in cells or cells[grade_id] is None:
-        return None, (f"the notebook has no answer cell {grade_id}: it was deleted, or its "
-                      "metadata changed; get a fresh copy of the cell from the released notebook")
-    return cells[grade_id], None
 
 
 def syntax_problem(code: str, where: str) -> str | None:
@@ -139,51 +252,11 @@ def syntax_problem(code: str, where: str) -> str | None:
             hint = " (IPython commands such as %time or !ls cannot run when your work is graded)"
         return (f"Python could not read {where}: {exc.msg} at line {exc.lineno}"
                 f"{': ' + line if line else ''}{hint}. Fix the cell so that it runs")
+    except RecursionError:
+        return f"Python could not read {where}: it is nested too deep. Fix the cell so that it runs"
     return None
 
 
-def one_answer_cell(source: str, grade_id: str, name: str) -> tuple[str | None, str | None]:
-    """(code, None) of answer cell ``grade_id`` in ``source``, or (None, why it cannot run):
-    missing, a syntax error, or no top-level definition of ``name``."""
-    code, problem = cell_code(split_cells(source), source, grade_id)
-    if code is not None:
-        problem = syntax_problem(code, f"the answer cell {grade_id}")
-        if problem is None and name not in defined_names(code):
-            problem = (f"the answer cell {grade_id} does not define {name} at its top level; "
-                       "keep the name and define it with def")
-    return (None, problem) if problem else (code, None)
-
-
-def with_lesson_loop(code: str) -> str:
+def with_lesson_loop(part: Part) -> list[Part]:
     """The student's ``save_checkpoint`` cell, then the lesson's loop that calls it."""
-    return (f"# --- answer cell l1_save_checkpoint ---\n{code.rstrip()}\n\n\n{LOOP_MARK}\n"
-            + lesson_loop.source())
-
-
-_YOUR_LINE = re.compile(r"line (\d+) of your code")
-
-
-def relocate(result: CheckResult, source: str) -> CheckResult:
-    """``result`` with "line N of your code" (a line of the joined ``source``) said per cell."""
-    starts = []  # (first line of the part, what the part is)
-    for number, line in enumerate(source.splitlines(), 1):
-        mark = _MARKER.match(line)
-        if mark:
-            starts.append((number + 1, f"the answer cell {mark['id']}"))
-        elif line == LOOP_MARK:
-            starts.append((number + 1, "the lesson's loop (run_agent), which called your save"))
-    if not starts:
-        return result
-
-    def where(match: re.Match) -> str:
-        n = int(match[1])
-        first, part = max(((f, p) for f, p in starts if f <= n), default=(1, "your code"))
-        return f"line {n - first + 1} of {part}"
-
-    def fix(text: str) -> str:
-        return _YOUR_LINE.sub(where, text) if text else text
-
-    result.message, result.summary = fix(result.message), fix(result.summary)
-    result.verdicts = [dataclasses.replace(v, message=fix(v.message))
-                       if dataclasses.is_dataclass(v) else v for v in result.verdicts]
-    return result
+    return [part, Part(LOOP_WHERE, lesson_loop.source())]

@@ -64,7 +64,7 @@ WITHOUT = {
     "pendingToolUse": "resume cannot tell a tool call was left dangling",
 }
 
-ATOMIC_KINDS = ("torn_write", "killed_before_rename")
+ATOMIC_KINDS = ("torn_write", "killed_before_rename", "restart", "disk_full")
 SAVE_POINT_A_KINDS = ("killed_during_tool", "killed_during_model_call")
 
 #: The judge's problems (``Verdict.evidence["problems"]``) that come from how a save writes.

@@ -2,29 +2,16 @@
 lacks (``l1_missing_fields``), and a save that writes all six (``l1_saves_all_six``).
 
 The MISSING_FIELDS cell runs alone in the sandbox (or, for a self-check where there is none, in
-a fresh Python) and only what it defined comes back; the save runs with the lesson's loop
-(:mod:`graders.loop.lesson_loop`), to the end and killed while a tool runs.
+a namespace of its own in this process) and only what it defined comes back; the save runs with
+the lesson's loop (:mod:`graders.loop.lesson_loop`), to the end and killed while each tool runs.
 """
 
 from __future__ import annotations
 
-import inspect
-import json
 import os
 import re
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
 
-from graders.checks.answer_cells import (
-    cell_code,
-    one_answer_cell,
-    relocate,
-    split_cells,
-    syntax_problem,
-    with_lesson_loop,
-)
+from graders.checks.answer_cells import AnswerCells, syntax_problem, with_lesson_loop
 from graders.checks.base import (
     ANSWER_CELL_TIMEOUT,
     LEVEL1,
@@ -55,7 +42,7 @@ register(
     Check(
         "l1_saves_all_six", LEVEL1, "all six fields saved", 3, False,
         "runs your save_checkpoint with the lesson's loop on support-tickets, to the end and "
-        "killed while a tool runs, and reads the six fields back from checkpoint.json",
+        "killed while each tool runs, and reads the six fields back from checkpoint.json",
         ("l1_save_checkpoint",), VISIBLE_SCENARIO,
     ),
 )
@@ -72,66 +59,33 @@ def describe(value) -> dict:
     return description
 
 
-_EVAL_CELL = """\
-import json, sys
-_dumps, _open, _out = json.dumps, open, sys.argv[1]
-def _report(payload):
-    with _open(_out, "w", encoding="utf-8") as f:
-        f.write(_dumps(payload))
-{describe}
-_source = sys.stdin.read()
-_namespace = {{"__name__": "__answer__"}}
-try:
-    exec(compile(_source, "<answer cell l1_missing_fields_answer>", "exec"), _namespace)
-except BaseException as exc:
-    _report({{"error": type(exc).__name__ + ": " + str(exc)[:300]}})
-else:
-    if "MISSING_FIELDS" in _namespace:
-        _report(describe(_namespace["MISSING_FIELDS"]))
-    else:
-        _report({{"defined": False}})
-"""
-
-
 def evaluate_answer_cell(code: str, timeout: float = ANSWER_CELL_TIMEOUT,
                           fallback: bool = False) -> dict:
     """Run the MISSING_FIELDS answer cell in the sandbox (or, for a self-check where there is
-    none, in a fresh Python); describe what it defined."""
-    from graders.sandbox.engine import grading_problem
+    none, in a namespace of its own in this process); describe what it defined."""
+    from graders.sandbox.engine import grading_problem, observer
     from graders.sandbox.serve import SandboxUnavailable, record
 
     problem = grading_problem()
-    if problem is None:
+    if problem is None and not (fallback and observer() != "sandbox"):
         rec = record(code, None, mode="missing_fields", timeout=timeout,
                      sandbox=os.environ.get("CHECKPOINT_LAB_SANDBOX", "on") != "off")
-        if rec.described is not None:
-            return rec.described
-        if rec.ended == "not_loaded":
-            error = (rec.load or {}).get("error") or {}
-            return {"error": f"{error.get('type')}: {error.get('message', '')}"[:300]}
-        if rec.ended == "hung":
-            return {"problem": f"the answer cell was still running after {timeout:g} s; it "
-                    "only needs to define MISSING_FIELDS"}
-        return {"problem": "the answer cell ended the Python process (exit status "
-                f"{rec.exit_code}) before MISSING_FIELDS could be read"}
-    if not fallback:
+    elif not fallback:
         raise SandboxUnavailable(problem)
-    program = _EVAL_CELL.format(describe=inspect.getsource(describe))
-    with tempfile.TemporaryDirectory(prefix="checkpoint-lab-l1-") as tmp:
-        out = Path(tmp) / "answer.json"
-        try:
-            proc = subprocess.run(
-                [sys.executable, "-I", "-c", program, str(out)], input=code, text=True,
-                cwd=tmp, capture_output=True, timeout=timeout,
-            )
-        except subprocess.TimeoutExpired:
-            return {"problem": f"the answer cell was still running after {timeout:g} s; it only "
-                    "needs to define MISSING_FIELDS"}
-        try:
-            return json.loads(out.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {"problem": "the answer cell ended the Python process (exit status "
-                    f"{proc.returncode}) before MISSING_FIELDS could be read"}
+    else:
+        from graders.inprocess.record import record_in_process
+
+        rec = record_in_process(code, None, mode="missing_fields", timeout=timeout)
+    if rec.described is not None:
+        return rec.described
+    if rec.ended == "not_loaded":
+        error = (rec.load or {}).get("error") or {}
+        return {"error": f"{error.get('type')}: {error.get('message', '')}"[:300]}
+    if rec.ended == "hung":
+        return {"problem": f"the answer cell was still running after {timeout:g} s; it "
+                "only needs to define MISSING_FIELDS"}
+    return {"problem": "the answer cell ended the Python process (exit status "
+            f"{rec.exit_code}) before MISSING_FIELDS could be read"}
 
 
 def _closest_field(name: str) -> str | None:
@@ -196,43 +150,45 @@ def grade_missing_fields(code: str | None, problem: str | None,
     syntax = syntax_problem(code, "the answer cell l1_missing_fields_answer")
     if syntax:
         return check_result(check_id, False, syntax + ".")
+    from graders.sandbox.engine import observer
+
     timeout = ANSWER_CELL_TIMEOUT if timeout is None else timeout
-    return check_result(check_id, *judge_missing_fields(evaluate_answer_cell(code, timeout,
-                                                                           fallback)))
+    passed, message = judge_missing_fields(evaluate_answer_cell(code, timeout, fallback))
+    if fallback and observer() != "sandbox":  # it ran in this process, in a namespace of its own
+        message = message.replace(" in a fresh Python process", "")
+    return check_result(check_id, passed, message)
 
 
-def grade_level1_save(source: str, timeout, fallback: bool = False) -> CheckResult:
-    """``l1_saves_all_six`` on the cell ``l1_save_checkpoint`` of ``source`` (or, unmarked, on
-    the whole of it)."""
+def grade_level1_save(cells: AnswerCells | str, timeout, fallback: bool = False) -> CheckResult:
+    """``l1_saves_all_six`` on the cell ``l1_save_checkpoint`` of ``cells`` (or, text without
+    cell marks, on the whole of it)."""
     from graders.submission import Submission
 
     check_id = "l1_saves_all_six"
-    code, problem = one_answer_cell(source, "l1_save_checkpoint", "save_checkpoint")
+    part, problem = AnswerCells.of(cells, LEVEL1).readable("l1_save_checkpoint", "save_checkpoint")
     if problem:
         return check_result(check_id, False, f"Could not run this check: {problem.rstrip('.')}.")
-    joined = with_lesson_loop(code)
-    submission = Submission.from_source(joined, name=LEVEL1, filename="<your answer cells>")
-    return relocate(grade_saves_all_six(submission, "your save_checkpoint", timeout, fallback),
-                    joined)
+    submission = Submission.from_parts(with_lesson_loop(part), name=LEVEL1)
+    return grade_saves_all_six(submission, "your save_checkpoint", timeout, fallback)
 
 
-def grade_level1(source: str, checks: list[Check], timeout: float | None,
+def grade_level1(cells: AnswerCells | str, checks: list[Check], timeout: float | None,
                  fallback: bool = False) -> dict[str, CheckResult]:
-    """Grade Level 1's answer cells in ``source`` on ``checks``; check id -> CheckResult.
+    """Grade Level 1's answer cells ``cells`` on ``checks``; check id -> CheckResult.
 
     Each check is a run in its own sandbox: side by side, the threads only wait."""
     from concurrent.futures import ThreadPoolExecutor
 
     from graders.checks.grading_faults import cannot_grade, grader_fault
 
-    cells = split_cells(source)
+    cells = AnswerCells.of(cells, LEVEL1)
 
     def one(check: Check) -> CheckResult:
         try:
             if check.id == "l1_missing_fields":
-                code, problem = cell_code(cells, source, check.answer_cells[0])
-                return grade_missing_fields(code, problem, timeout, fallback)
-            return grade_level1_save(source, timeout, fallback)
+                part, problem = cells.part(check.answer_cells[0])
+                return grade_missing_fields(part and part.code, problem, timeout, fallback)
+            return grade_level1_save(cells, timeout, fallback)
         except SandboxUnavailable as exc:
             return cannot_grade(check.id, exc)
         except Exception as exc:  # noqa: BLE001 - one check's fault must not stop the others

@@ -1,8 +1,9 @@
 """Level 1's ``l1_saves_all_six``: the student's save with the lesson's loop, to the end and
-killed while a tool runs; checkpoint.json read back field by field.
+killed while each tool runs; checkpoint.json read back field by field.
 
 The fields are held to what the lesson's loop (:mod:`graders.loop.lesson_loop`, the grader's own
-code) saves on the same scenario, run in memory.
+code) saves on the same scenario, run in memory. Watched from outside, the run is also held to
+what the grader read from disk at each call (``Observation.run_problems``), as Levels 2-4 are.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ import copy
 from typing import Any
 
 from graders.checks.base import VISIBLE_SCENARIO, WITHOUT
-from graders.checks.result import CheckResult, check_result
+from graders.checks.result import CheckResult, check_result, not_checked
 from graders.loop import lesson_loop
 from graders.loop.protocol import SIX_FIELDS
-from graders.text import short_json
+from graders.text import plural, short_json
 
 __all__ = [
     "grade_saves_all_six",
@@ -90,57 +91,83 @@ def _how_it_ended(observation) -> str | None:
 
 def grade_saves_all_six(submission, where: str, timeout: float | None,
                          fallback: bool = False) -> CheckResult:
-    """Run the student's save with the reference loop: to the end, and killed while a tool runs."""
-    from graders.inprocess.harness import HarnessError
+    """Run the student's save with the reference loop: to the end, and killed while each tool
+    runs (a save that skips any save point is caught at its own tool)."""
     from graders.sandbox.engine import harness_for
 
     check_id = "l1_saves_all_six"
     scenario = VISIBLE_SCENARIO
     saves = _reference_saves(scenario)
     pending_saves = [i for i, s in enumerate(saves) if s["pendingToolUse"] is not None]
-    middle = pending_saves[len(pending_saves) // 2]
-    tool_k = pending_saves.index(middle) + 1
     done = f"Ran {where} with the lesson's loop on {scenario}"
     harness, _note = harness_for(submission, timeout, allow_fallback=fallback)
     with harness:
         finished = harness.run_point(scenario, "no_crash")
-        if finished.ended in ("not_loaded", "skipped"):
+        if finished.ended == "skipped":
+            return not_checked(check_id, f"Could not run this check here: {finished.detail}")
+        if finished.ended == "not_loaded":
             return check_result(check_id, False, f"Could not run {where}: {finished.detail}")
-        ended = _how_it_ended(finished)
-        if ended:
-            return check_result(check_id, False, f"{done}: {ended}. Expected the run to finish and "
-                                "leave the six fields in checkpoint.json.")
-        checkpoint, problem = _read_checkpoint(finished)
+        problem = _after_the_full_run(finished, saves[-1], done)
         if problem:
-            return check_result(check_id, False, f"{done}; after the full run {problem}. "
-                                "Expected save_checkpoint to write checkpoint.json in the current "
-                                "directory.")
-        problems = _compare_fields(checkpoint, saves[-1])
-        if problems:
-            absent = [f for f in SIX_FIELDS if isinstance(checkpoint, dict) and f not in checkpoint]
-            why = "; ".join(f"without {f}, {WITHOUT[f]}" for f in absent[-1:])
-            return check_result(check_id, False, f"{done}. After the full run checkpoint.json: "
-                                + "; ".join(problems) + ". Expected all six fields as the loop "
-                                "held them" + (f" ({why})." if why else "."))
-        try:
-            killed = harness.run_point(scenario, f"killed_during_tool_{tool_k}")
-        except HarnessError as exc:
-            return check_result(check_id, False, f"{done}, but could not kill it while tool "
-                                f"{tool_k} ran: {exc}.")
-    checkpoint, problem = _read_checkpoint(killed)
-    if problem:
-        return check_result(check_id, False, f"{done}, killed while tool {tool_k} ran: {problem}. "
-                            "Expected the save made just before the tool ran.")
-    problems = _compare_fields(checkpoint, saves[middle])
-    if problems:
-        return check_result(check_id, False, f"{done}, killed while tool {tool_k} ran. "
-                            "checkpoint.json: " + "; ".join(problems) + ". Expected the fields "
-                            "the loop held at its last save, with pendingToolUse naming the call "
-                            "in flight (copy each field from state; do not write a fixed value).")
-    final, call = saves[-1], saves[middle]["pendingToolUse"]["name"]
+            return check_result(check_id, False, problem)
+        failures = []
+        for tool_k, at in enumerate(pending_saves, 1):
+            failure = _killed_at_tool(harness, scenario, tool_k, saves[at], done)
+            if failure:
+                failures.append(failure)
+    if failures:
+        more = len(failures) - 1
+        return check_result(check_id, False, failures[0] + (
+            f" Killed while {plural(more, 'other tool')} ran, it failed too." if more else ""))
+    final = saves[-1]
+    calls = ", ".join(saves[at]["pendingToolUse"]["name"] for at in pending_saves)
     return check_result(check_id, True, (
         f"{done}: after the full run checkpoint.json holds all six fields as the loop held them "
         f"(version {final['version']}, turns {final['turns']}, tokensUsed {final['tokensUsed']}, "
-        f"{len(final['messages'])} messages, pendingToolUse null), and killed while tool "
-        f"{tool_k} ran it names that call in pendingToolUse ({call})."
+        f"{len(final['messages'])} messages, pendingToolUse null), and killed while each of its "
+        f"{len(pending_saves)} tools ran it names that call in pendingToolUse ({calls})."
     ))
+
+
+def _after_the_full_run(finished, final: dict, done: str) -> str | None:
+    """What is wrong with the run to its end (a student message), or None."""
+    ended = _how_it_ended(finished)
+    if ended:
+        return (f"{done}: {ended}. Expected the run to finish and leave the six fields in "
+                "checkpoint.json.")
+    if finished.run_problems:
+        return f"{done}. {finished.run_problems[0]['message']}"
+    checkpoint, problem = _read_checkpoint(finished)
+    if problem:
+        return (f"{done}; after the full run {problem}. Expected save_checkpoint to write "
+                "checkpoint.json in the current directory.")
+    problems = _compare_fields(checkpoint, final)
+    if problems:
+        absent = [f for f in SIX_FIELDS if isinstance(checkpoint, dict) and f not in checkpoint]
+        why = "; ".join(f"without {f}, {WITHOUT[f]}" for f in absent[-1:])
+        return (f"{done}. After the full run checkpoint.json: " + "; ".join(problems)
+                + ". Expected all six fields as the loop held them"
+                + (f" ({why})." if why else "."))
+    return None
+
+
+def _killed_at_tool(harness, scenario: str, tool_k: int, expected: dict, done: str
+                    ) -> str | None:
+    """What is wrong with checkpoint.json killed while tool ``tool_k`` ran, or None."""
+    from graders.inprocess.harness import HarnessError
+
+    try:
+        killed = harness.run_point(scenario, f"killed_during_tool_{tool_k}")
+    except HarnessError as exc:
+        return f"{done}, but could not kill it while tool {tool_k} ran: {exc}."
+    checkpoint, problem = _read_checkpoint(killed)
+    if problem:
+        return (f"{done}, killed while tool {tool_k} ran: {problem}. Expected the save made "
+                "just before the tool ran.")
+    problems = _compare_fields(checkpoint, expected)
+    if problems:
+        return (f"{done}, killed while tool {tool_k} ran. checkpoint.json: "
+                + "; ".join(problems) + ". Expected the fields the loop held at its last save, "
+                "with pendingToolUse naming the call in flight (copy each field from state; do "
+                "not write a fixed value).")
+    return None

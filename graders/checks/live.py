@@ -9,6 +9,7 @@ import os
 from typing import Any
 
 from graders.checks.base import CHECKS, GRADING_ENV, LEVEL3, LEVEL4, VISIBLE_SCENARIO, Check
+from graders.checks.gate import hold_back
 from graders.checks.grading_faults import grader_fault
 from graders.checks.incomplete_checkpoint import (
     describe,
@@ -18,7 +19,7 @@ from graders.checks.incomplete_checkpoint import (
 from graders.checks.incomplete_checkpoint_save import grade_saves_all_six
 from graders.checks.parallel_tool_calls import grade_level4
 from graders.checks.power_cut import grade_level3
-from graders.checks.result import CheckResult, check_result
+from graders.checks.result import CheckResult, check_result, not_checked
 from graders.checks.two_latent_failures import grade_level2, run_level2
 from graders.loop import lesson_loop
 from graders.sandbox.serve import SandboxUnavailable
@@ -67,24 +68,24 @@ def _source_of_cells(functions: dict[str, Any]) -> str | None:
 def evaluate_check(check_id: str, namespace: dict) -> CheckResult:
     """Run visible check ``check_id`` on the live names in ``namespace`` (a kernel's globals).
 
-    Used in the student's own kernel, for their information. Where grading's sandbox can run
-    (Linux with bubblewrap and strace), the cells that defined the functions are graded exactly
-    as grading will grade them; elsewhere the live functions run in forked children of the
-    kernel (the in-process self-check; POSIX only) and the message says so in its first line.
-    Hidden checks are not run here (see :func:`run_check`).
+    Used in the student's own kernel, for their information. The cells that defined the
+    functions are graded exactly as grading will grade them, on the best observer this machine
+    has (:func:`graders.sandbox.engine.observer`: grading's sandbox, strace alone, or the
+    in-process recorder, which runs anywhere Python does); the message says so in its first line
+    when it is not grading's sandbox. Only when a cell's source is not to be had do the live
+    functions run in forked children of the kernel. Hidden checks are not run here (see
+    :func:`run_check`).
     """
-    from graders.sandbox.engine import SELF_CHECK_NOTE, grading_problem
+    from graders.sandbox.engine import observer_note
 
-    result = _evaluate_check(check_id, namespace)
-    if (check_id != "l1_missing_fields" and CHECKS[check_id].notebook not in (LEVEL3, LEVEL4)
-            and grading_problem() is not None):
-        result.message = f"{SELF_CHECK_NOTE}\n{result.message}"
+    result = hold_back(_evaluate_check(check_id, namespace))  # Level 2: part 1 first
+    note = observer_note()
+    if check_id != "l1_missing_fields" and note and result.checked:
+        result.message = f"{note}\n{result.message}"
     return result
 
 
 def _evaluate_check(check_id: str, namespace: dict) -> CheckResult:
-    from graders.sandbox.engine import grading_problem
-
     check = CHECKS[check_id]
     if check.hidden:
         raise ValueError(f"{check_id} is a hidden check: it runs only when your work is graded")
@@ -97,12 +98,12 @@ def _evaluate_check(check_id: str, namespace: dict) -> CheckResult:
             return check_result(check_id, passed, message.replace(" in a fresh Python process", ""))
         if check_id == "l1_saves_all_six":
             save = _live(namespace, "save_checkpoint", "l1_save_checkpoint")
-            cell = _cell_of(save) if grading_problem() is None else None
+            cell = _cell_of(save)
             if cell is not None:
-                return grade_level1_save(cell, None)
+                return grade_level1_save(cell, None, True)
             return grade_saves_all_six(
                 Submission.from_functions(lesson_loop.bound_to(save), save),
-                "your save_checkpoint", None)
+                "your save_checkpoint", None, True)
         if check.notebook in (LEVEL3, LEVEL4):
             name, cell_id, grade = (("save_checkpoint", "l3_save_checkpoint", grade_level3)
                                     if check.notebook == LEVEL3
@@ -110,13 +111,14 @@ def _evaluate_check(check_id: str, namespace: dict) -> CheckResult:
             return _one_cell_live(check, namespace, name, cell_id, grade)
         save = _live(namespace, "save_checkpoint", "l2_save_checkpoint")
         agent = _live(namespace, "run_agent", "l2_run_agent")
-        cells = (_source_of_cells({"l2_save_checkpoint": save, "l2_run_agent": agent})
-                 if grading_problem() is None else None)
+        cells = _source_of_cells({"l2_save_checkpoint": save, "l2_run_agent": agent})
         if cells is not None:
-            return grade_level2(cells, [check], None)[check_id]
-        return run_level2(Submission.from_functions(agent, save), [check], None)[check_id]
+            return grade_level2(cells, [check], None, True)[check_id]
+        return run_level2(Submission.from_functions(agent, save), [check], None, True)[check_id]
     except LookupError as exc:
-        return check_result(check_id, False, f"Could not run this check: {exc}.")
+        return not_checked(check_id, f"Could not run this check yet: {exc}.")
+    except SandboxUnavailable as exc:
+        return not_checked(check_id, f"Could not run this check here: {exc}.")
     except Exception as exc:  # noqa: BLE001 - the student's kernel gets a message, not a traceback
         return grader_fault(check_id, exc)
 
@@ -126,12 +128,13 @@ def _one_cell_live(check: Check, namespace: dict, name: str, cell_id: str,
     """Levels 3 and 4 in a kernel: the cell that defined ``name``, graded as grading grades it."""
     cell = _cell_of(_live(namespace, name, cell_id))
     if cell is None:
-        return check_result(check.id, False, f"Could not run this check: the source of your "
-                            f"{name} cell is not to be had; run that cell again.")
+        return not_checked(check.id, f"Could not run this check: the source of your {name} cell "
+                           "is not to be had; run that cell again, then this one.")
     try:
-        return grade(f"# --- answer cell {cell_id} ---\n{cell}", [check], None)[check.id]
+        return grade(f"# --- answer cell {cell_id} ---\n{cell}", [check], None, True)[check.id]
     except SandboxUnavailable as exc:
-        return check_result(check.id, False, f"Could not run this check here: {exc}.")
+        return not_checked(check.id, f"Could not run this check here: {exc}. It runs when your "
+                           "work is graded.")
 
 
 def in_grading_kernel() -> bool:
@@ -206,4 +209,6 @@ def run_check(check_id: str, namespace: dict) -> Points | None:
         return None
     result = evaluate_check(check_id, namespace)
     _show(result)
+    if not result.checked:
+        return None  # no score from a check that did not run: its points are pending
     return Points(result.points_earned, check.points)

@@ -5,9 +5,9 @@ The student's ``run_agent`` (answer cell ``l4_run_agent``) runs with the given a
 watched from outside; every crash state of that one recording is judged by
 :func:`graders.judge.parallel_rules.check`. Three checks, each judging its own problems
 (``Check.problem`` names the group): every call in flight is on record (``in_flight``), every
-finished call is kept with its result (``kept``), one result message per turn in block order
-(``message``). A failure of none of these kinds (the run raised, hung, the save was torn)
-counts against all three.
+finished call is kept with its result (``kept``), one result message per turn answering every
+call, in any order (``message``). A failure of none of these kinds (the run raised, hung, the
+save was torn) counts against all three.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from graders.checks.result import check_result
 from graders.checks.traced import grade_one_cell
 from graders.judge import parallel_rules
 from graders.loop import lesson_loop
+from graders.submission import Part
 from graders.text import plural
 
 __all__ = [
@@ -49,11 +50,11 @@ register(*(
         ("results_kept", "finished calls kept with their results", "kept",
          "every call that had returned was kept with its result"),
         ("one_result_message", "one result message per turn", "message",
-         "messages held one result message per turn, in block order, valid for the API"))
+         "messages held one result message per turn, answering every call, valid for the API"))
     for suffix, hidden, scenario in (("", False, L4_VISIBLE), ("_hidden", True, L4_HIDDEN))
 ))
 
-_GIVEN_MARK = "# --- the given save_checkpoint (locked cell), added by the grader ---"
+_GIVEN_WHERE = "the given save_checkpoint (the locked cell)"
 
 
 def given_save_source() -> str:
@@ -69,6 +70,13 @@ def _message(check, verdict) -> str:
     return messages[own[0]] if own else verdict.message
 
 
+def _lower_first(text: str) -> str:
+    """``text`` to follow a colon: its first letter in lower case (never an acronym's)."""
+    if len(text) > 1 and text[0].isupper() and not text[1].isupper():
+        return text[0].lower() + text[1:]
+    return text
+
+
 def _judge(check, verdicts: list):
 
     load = [v for v in verdicts if v.kind == "load"]
@@ -81,8 +89,13 @@ def _judge(check, verdicts: list):
             "model call is in flight, and in every save)")
     end = [v for v in verdicts if v.kind == "no_crash" and counts_against_parallel(check, v)]
     if end:
-        return check_result(check.id, False, f"Ran your run_agent on {check.scenario} with no "
-                            f"crash at all: {_message(check, end[0])} {HINT_LINE}", verdicts)
+        # The table shows the summary and the cause once, under it (no_crash).
+        result = check_result(check.id, False, f"Ran your run_agent on {check.scenario} with no "
+                              f"crash at all: {_lower_first(_message(check, end[0]))} "
+                              f"{HINT_LINE}", verdicts)
+        result.summary = (f"Ran your run_agent on {check.scenario} with no crash at all, and it "
+                          "did not get through (no_crash, below).")
+        return result
     failed = [v for v in crashes if counts_against_parallel(check, v)]
     if not failed:
         return check_result(check.id, True, f"{done}: {check.success}.", verdicts)
@@ -94,24 +107,25 @@ def _judge(check, verdicts: list):
     return result
 
 
-def submission_source(code: str) -> str:
-    """The source graded for answer cell ``code``: the given save, then the student's cell.
+def submission_source(part: Part) -> list[Part]:
+    """The parts graded for answer cell ``part``: the given save, then the student's cell.
 
     A ``from __future__`` import in the cell goes first, where Python requires it.
     """
-    lines = code.splitlines()
+    lines = part.code.splitlines()
     future = [line for line in lines if line.startswith("from __future__ import")]
-    head = "".join(f"{line}\n" for line in future)
+    code = part.code
     if future:  # moved up; an empty line keeps the cell's line numbers
         code = "\n".join("" if line in future else line for line in lines) + "\n"
-    return (f"{head}{_GIVEN_MARK}\n{given_save_source()}\n\n"
-            f"# --- answer cell l4_run_agent ---\n{code}")
+    head = [Part(part.where, "".join(f"{line}\n" for line in future))] if future else []
+    return [*head, Part(_GIVEN_WHERE, given_save_source()), Part(part.where, code)]
 
 
-def grade_level4(source: str, checks: list, timeout: float | None) -> dict:
+def grade_level4(source: str, checks: list, timeout: float | None,
+                 fallback: bool = False) -> dict:
     """Grade the Level 4 answer cell in ``source`` on ``checks``; check id -> CheckResult."""
     return grade_one_cell(
         source, checks, timeout, notebook=LEVEL4, cell="l4_run_agent", name="run_agent",
         what="several tool calls in one turn are checked", join=submission_source,
         verdicts_of=lambda harness, scenario: harness.run_matrix(scenario), judge=_judge,
-        checker=parallel_rules.check)
+        checker=parallel_rules.check, fallback=fallback)

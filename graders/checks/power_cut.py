@@ -11,6 +11,8 @@ counts against both.
 
 from __future__ import annotations
 
+import dataclasses
+
 from graders.checks.answer_cells import with_lesson_loop
 from graders.checks.base import (
     ANSWER_CELLS,
@@ -21,7 +23,7 @@ from graders.checks.base import (
     Check,
     register,
 )
-from graders.checks.counting import counts_against_power
+from graders.checks.counting import POWER_PROBLEMS, counts_against_power
 from graders.checks.result import check_result
 from graders.checks.traced import grade_one_cell
 from graders.text import plural
@@ -29,6 +31,9 @@ from graders.text import plural
 __all__ = [
     "grade_level3",
 ]
+
+#: At most this many moments are named after a cause; the rest are counted.
+_SHOWN = 4
 
 
 register(*(
@@ -54,6 +59,38 @@ def _message(check, verdict) -> str:
     return messages.get(check.problem) or verdict.message
 
 
+def _cause(check, verdict) -> str:
+    """The cause ``verdict`` fails ``check`` for, in one line that is the same at every moment."""
+    causes = (verdict.evidence or {}).get("causes") or {}
+    if check.problem in causes:
+        return causes[check.problem]
+    other = next((text for code, text in causes.items() if code not in POWER_PROBLEMS), None)
+    return other or _message(check, verdict)
+
+
+def _moments(labels: list[str]) -> str:
+    shown = "; ".join(labels[:_SHOWN])
+    more = len(labels) - _SHOWN
+    return shown + (f"; and {plural(more, 'more moment')}" if more > 0 else "")
+
+
+def _by_cause(check, failed: list) -> list:
+    """One verdict per distinct cause, in the order each first happened, saying where."""
+    groups: dict[str, list] = {}
+    for verdict in failed:
+        groups.setdefault(_cause(check, verdict), []).append(verdict)
+    merged = []
+    for cause, verdicts in groups.items():
+        first = verdicts[0]
+        labels = [(v.evidence or {}).get("moment") or v.point for v in verdicts]
+        evidence = dict(first.evidence or {})
+        evidence["points"] = [v.point for v in verdicts]
+        merged.append(dataclasses.replace(
+            first, message=f"{cause} It happens after a power cut {_moments(labels)}.",
+            evidence=evidence))
+    return merged
+
+
 def _judge(check, verdicts: list):
 
     load = [v for v in verdicts if v.kind == "load"]
@@ -71,17 +108,21 @@ def _judge(check, verdicts: list):
     failed = [v for v in cuts if counts_against_power(check, v)]
     if not failed:
         return check_result(check.id, True, f"{done}: {check.success}.", verdicts)
-    first = failed[0]
-    summary = f"{done}; {len(failed)} of {len(cuts)} failed."
-    result = check_result(check.id, False, f"{summary} At {first.point}: {_message(check, first)} "
-                          f"{HINT_LINE}", verdicts)
+    causes = _by_cause(check, failed)
+    summary = (f"{done}; {len(failed)} of {len(cuts)} failed"
+               + (f", for {len(causes)} different reasons." if len(causes) > 1 else "."))
+    lines = " ".join(v.message for v in causes)
+    kept = [v for v in verdicts if v not in failed] + causes
+    result = check_result(check.id, False, f"{summary} {lines} {HINT_LINE}", kept)
     result.summary = summary
     return result
 
 
-def grade_level3(source: str, checks: list, timeout: float | None) -> dict:
+def grade_level3(source: str, checks: list, timeout: float | None,
+                 fallback: bool = False) -> dict:
     """Grade the Level 3 answer cell in ``source`` on ``checks``; check id -> CheckResult."""
     return grade_one_cell(
         source, checks, timeout, notebook=LEVEL3, cell="l3_save_checkpoint",
         name="save_checkpoint", what="a power cut can only be checked", join=with_lesson_loop,
-        verdicts_of=lambda harness, scenario: harness.power_verdicts(scenario), judge=_judge)
+        verdicts_of=lambda harness, scenario: harness.power_verdicts(scenario), judge=_judge,
+        fallback=fallback)

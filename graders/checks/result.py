@@ -8,8 +8,12 @@ from typing import Any
 from graders.checks.base import CHECKS, Check
 
 __all__ = [
-    "CheckResult", "check_result", "verdict_dict",
+    "CheckResult", "check_result", "not_checked", "verdict_dict", "STATUSES", "NOT_CHECKED",
 ]
+
+#: What a check's result can be: it ran and passed, it ran and failed, or it could not run here.
+STATUSES = ("passed", "failed", "not_checked")
+NOT_CHECKED = "not_checked"
 
 
 @dataclass
@@ -24,6 +28,9 @@ class CheckResult:
         verdicts: the crash harness's verdicts behind it (`graders.Verdict`), if any.
         summary: the message without the first failed crash point's verdict, for a table that
             lists the failed crash points under it ("" when it is the whole message).
+        status: ``"passed"``, ``"failed"`` or ``"not_checked"`` (the check could not run here:
+            ``message`` says why and how to get it checked, its points are pending, never shown
+            as lost). Left out, it follows ``passed``; ``passed`` is ``status == "passed"``.
     """
 
     check_id: str
@@ -32,6 +39,19 @@ class CheckResult:
     message: str
     verdicts: list = field(default_factory=list)
     summary: str = ""
+    status: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.status:
+            self.status = "passed" if self.passed else "failed"
+        if self.status not in STATUSES:
+            raise ValueError(f"a check's status is one of {STATUSES}, not {self.status!r}")
+        self.passed = self.status == "passed"
+
+    @property
+    def checked(self) -> bool:
+        """Whether the check ran here (its status is ``"passed"`` or ``"failed"``)."""
+        return self.status != NOT_CHECKED
 
     @property
     def check(self) -> Check:
@@ -52,6 +72,7 @@ class CheckResult:
             "message": self.message,
             "verdicts": [verdict_dict(v) for v in self.verdicts],
             "summary": self.summary,
+            "status": self.status,
         }
 
     @classmethod
@@ -66,6 +87,7 @@ class CheckResult:
             message=data["message"],
             verdicts=[Verdict.from_dict(v) for v in data.get("verdicts") or []],
             summary=data.get("summary", ""),
+            status=data.get("status", ""),
         )
 
     def __str__(self) -> str:
@@ -82,6 +104,8 @@ class CheckResult:
         printer.text(str(self))
 
     def __repr__(self) -> str:
+        if not self.checked:
+            return f"<CheckResult {self.check_id} NOT CHECKED ({self.points} pending)>"
         status = "PASS" if self.passed else "FAIL"
         return f"<CheckResult {self.check_id} {status} {self.points_earned:g}/{self.points}>"
 
@@ -93,3 +117,9 @@ def verdict_dict(verdict) -> dict:
 def check_result(check_id: str, passed: bool, message: str, verdicts=()) -> CheckResult:
     points = CHECKS[check_id].points if passed else 0
     return CheckResult(check_id, passed, points, message, list(verdicts))
+
+
+def not_checked(check_id: str, why: str, verdicts=()) -> CheckResult:
+    """The result of a check that could not run here: ``why`` says why, and how to get it
+    checked. It earns nothing yet, and is never shown as failed."""
+    return CheckResult(check_id, False, 0, why, list(verdicts), status=NOT_CHECKED)

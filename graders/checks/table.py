@@ -1,8 +1,10 @@
 """The self-check table: check results as HTML in JupyterLab and as text everywhere else.
 
 Each check is a row (its id, pass or fail with the points, its title and message); under a failed
-check, each crash point that failed is a row of its own, with the judge's verdict. Hidden
-checks are listed as running when the work is graded.
+check comes one row per distinct cause: what the judge found at the first crash point where it
+happened, then the other crash points with the same cause. A cause already shown under an earlier
+check of the table is named, not repeated. Hidden checks are listed as running when the work is
+graded.
 """
 
 from __future__ import annotations
@@ -14,14 +16,15 @@ import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from graders.checks.counting import counts_against
+from graders.checks.base import LEVEL3, LEVEL4
+from graders.checks.counting import GROUPS, counts_against
 
 __all__ = [
     "ResultTable", "Row", "MAX_POINT_ROWS", "VERDICTS_ATTRIBUTE",
 ]
 
 
-#: At most this many failed crash points are listed under one check.
+#: At most this many causes are listed under one check.
 MAX_POINT_ROWS = 6
 
 
@@ -68,26 +71,60 @@ class ResultTable:
         return all(r.passed for r in self.results)
 
     @property
+    def not_checked(self) -> list:
+        """The results of the checks that could not run here (status ``"not_checked"``)."""
+        return [r for r in self.results if getattr(r, "status", "") == "not_checked"]
+
+    @property
+    def failed(self) -> list:
+        """The results of the checks that ran and failed."""
+        return [r for r in self.results
+                if not r.passed and getattr(r, "status", "") != "not_checked"]
+
+    @property
     def points(self) -> tuple[float, int]:
         """(points earned, points possible) over the results."""
         return sum(r.points_earned for r in self.results), sum(r.points for r in self.results)
 
     def rows(self) -> list[Row]:
         """The table's rows, in order."""
-        rows = []
+        rows: list[Row] = []
+        shown: dict[str, str] = {}  # a cause's text -> where the table first showed it
         for result in self.results:
             check = result.check
+            if getattr(result, "status", "") == "not_checked":
+                rows.append(Row(check.id, f"not checked here, {check.points} pending",
+                                f"{check.title[0].upper()}{check.title[1:]}. {result.message}"))
+                continue
             status = "PASS" if result.passed else "FAIL"
             failed = [] if result.passed else [
                 v for v in result.verdicts if counts_against(check.id, v)]
             message = (result.summary or result.message) if failed else result.message
             rows.append(Row(check.id, f"{status} {_num(result.points_earned)}/{check.points}",
                             f"{check.title[0].upper()}{check.title[1:]}. {message}"))
-            for verdict in failed[:MAX_POINT_ROWS]:
-                rows.append(Row(verdict.point, "FAIL", verdict.message, level=1))
-            if len(failed) > MAX_POINT_ROWS:
-                rows.append(Row("...", "", f"{len(failed) - MAX_POINT_ROWS} more crash points "
-                                "failed; fix the ones above first", level=1))
+            causes = _causes(check, failed)
+            for text, points in causes[:MAX_POINT_ROWS]:
+                first, others = points[0], points[1:]
+                if text in shown:
+                    body = f"The same as under {shown[text]}, above."
+                else:
+                    body = text
+                    if text:
+                        shown[text] = f"{check.id} ({first})"
+                more = f"{len(others)} more crash point{'s' if len(others) != 1 else ''}"
+                if not text:  # what it found is held back (graders.checks.gate)
+                    body = "Failed here"
+                    if others:
+                        body += f", and at {more}: {', '.join(others)}"
+                    body += "."
+                elif others:
+                    body += f" The same at {more}: {', '.join(others)}."
+                rows.append(Row(first, "FAIL", body.strip(), level=1))
+            if len(causes) > MAX_POINT_ROWS:
+                more = sum(len(points) for _, points in causes[MAX_POINT_ROWS:])
+                rows.append(Row("...", "", f"{more} more crash points failed, for "
+                                f"{len(causes) - MAX_POINT_ROWS} other causes; fix the ones "
+                                "above first", level=1))
         for check in self.hidden:
             rows.append(Row(check.id, "when graded",
                             f"{check.title[0].upper()}{check.title[1:]}. Hidden check "
@@ -102,6 +139,10 @@ class ResultTable:
         passed = sum(1 for r in self.results if r.passed)
         text = (f"{passed} of {len(self.results)} checks passed, "
                 f"{_num(earned)} of {possible} points")
+        pending = self.not_checked
+        if pending:
+            text += (f"; {len(pending)} not checked here "
+                     f"({sum(r.points for r in pending)} points pending)")
         if self.hidden:
             text += f"; {len(self.hidden)} hidden checks run when your work is graded"
         return text + "."
@@ -158,6 +199,42 @@ class ResultTable:
         return f"<ResultTable: {self.summary()}>"
 
 
+def _own_problems(check) -> frozenset[str] | None:
+    """The judge's problems ``check`` judges (None: every problem is its own)."""
+    if check.notebook == LEVEL3:
+        return frozenset({check.problem})
+    if check.notebook == LEVEL4:
+        return GROUPS[check.problem]
+    return None
+
+
+def _cause(check, verdict) -> tuple[tuple, str]:
+    """(what groups ``verdict`` with others of the same cause, what it says for ``check``)."""
+    evidence = verdict.evidence or {}
+    problems = list(evidence.get("problems") or ())
+    messages = evidence.get("messages") or {}
+    own = _own_problems(check)
+    mine = [p for p in problems if own is None or p in own]
+    if evidence.get("points"):  # one verdict already standing for every moment of its cause
+        text = verdict.message
+    elif mine and all(p in messages for p in mine):
+        text = " ".join(messages[p] for p in mine)
+    else:
+        text = verdict.message
+    key = ("problems", *sorted(mine or problems)) if problems else ("message", text)
+    return key, text
+
+
+def _causes(check, failed: list) -> list[tuple[str, list[str]]]:
+    """The distinct causes of ``failed`` (verdicts), in order: (the first one's text, every
+    crash point where it happened)."""
+    groups: dict[tuple, tuple[str, list[str]]] = {}
+    for verdict in failed:
+        key, text = _cause(check, verdict)
+        groups.setdefault(key, (text, []))[1].append(verdict.point)
+    return list(groups.values())
+
+
 def _num(value: float) -> str:
     return f"{value:g}"
 
@@ -166,5 +243,6 @@ def _verdict_data(result) -> dict:
     """What `graders.nbgrader_plumbing.validation` needs of a result to explain it in Validate."""
     check = result.check
     return {"check_id": check.id, "title": check.title, "passed": bool(result.passed),
+            "status": getattr(result, "status", "passed" if result.passed else "failed"),
             "points_earned": float(result.points_earned), "points": float(check.points),
             "message": result.message}

@@ -4,7 +4,7 @@ its own crash points of the crash matrix, on the visible scenario and on a longe
 
 from __future__ import annotations
 
-from graders.checks.answer_cells import cell_code, relocate, split_cells, syntax_problem
+from graders.checks.answer_cells import AnswerCells, syntax_problem
 from graders.checks.base import (
     ANSWER_CELLS,
     ATOMIC_KINDS,
@@ -17,8 +17,8 @@ from graders.checks.base import (
     register,
 )
 from graders.checks.counting import counts_against, kind_of
-from graders.checks.result import CheckResult, check_result
-from graders.submission import defined_names
+from graders.checks.result import CheckResult, check_result, not_checked
+from graders.submission import Submission, defined_names
 from graders.text import plural
 
 __all__ = [
@@ -30,30 +30,35 @@ _ATOMIC = dict(success="after every crash checkpoint.json was one complete save"
 _SAVE_POINT_A = dict(success="after every crash checkpoint.json accounted for every tool that "
                      "had run")
 
+# The titles and descriptions say what is checked, never the fix: the ids stay as the gradebook
+# knows them (a student reads them in the notebook's check cells).
 register(
     Check(
-        "l2_atomic_save", LEVEL2, "an atomic save", 3, False,
-        "runs your code on support-tickets, tears every save part-way and kills the process "
-        "just before every rename, and reads checkpoint.json after each crash",
+        "l2_atomic_save", LEVEL2, "survives a kill during a save", 3, False,
+        "runs your code on support-tickets, kills it in the middle of every save, and reads "
+        "checkpoint.json after each kill; restarts it after a kill that left files behind, and "
+        "fills its disk during a save",
         ANSWER_CELLS[LEVEL2], VISIBLE_SCENARIO, ATOMIC_KINDS, **_ATOMIC,
     ),
     Check(
-        "l2_save_point_a", LEVEL2, "save point A", 3, False,
+        "l2_save_point_a", LEVEL2, "a kill during a tool leaves a true record", 3, False,
         "runs your code on support-tickets, kills the process while each tool runs and while "
         "each model call is in flight, and compares checkpoint.json with the tool ledger",
         ANSWER_CELLS[LEVEL2], VISIBLE_SCENARIO, SAVE_POINT_A_KINDS, **_SAVE_POINT_A,
     ),
     Check(
-        "l2_atomic_save_hidden", LEVEL2, "an atomic save, on a longer task", 2, True,
-        "runs the whole crash matrix for the save (torn writes, kills before each rename) on "
-        "the longer long-migration scenario when your work is graded",
+        "l2_atomic_save_hidden", LEVEL2, "survives a kill during a save, on a longer task", 2,
+        True,
+        "kills your code in the middle of every save on the longer long-migration scenario, "
+        "restarts it after such a kill, and fills its disk during a save, when your work is "
+        "graded",
         ANSWER_CELLS[LEVEL2], HIDDEN_SCENARIO, ATOMIC_KINDS, **_ATOMIC,
     ),
     Check(
-        "l2_save_point_a_hidden", LEVEL2, "save point A, on a longer task", 2, True,
-        "runs the whole crash matrix for the save points (kills while each tool runs and "
-        "while each model call is in flight) on the longer long-migration scenario when your "
-        "work is graded",
+        "l2_save_point_a_hidden", LEVEL2, "a kill during a tool leaves a true record, on a "
+        "longer task", 2, True,
+        "kills your code while each tool runs and while each model call is in flight on the "
+        "longer long-migration scenario when your work is graded",
         ANSWER_CELLS[LEVEL2], HIDDEN_SCENARIO, SAVE_POINT_A_KINDS, **_SAVE_POINT_A,
     ),
 )
@@ -64,6 +69,8 @@ _KIND_WORDS = {
     "killed_before_rename": "kills just before a rename",
     "killed_during_tool": "kills while a tool runs",
     "killed_during_model_call": "kills while the model is called",
+    "restart": "restarts after a kill that left files behind",
+    "disk_full": "a disk that fills during a save",
 }
 
 
@@ -77,15 +84,21 @@ def _judge_matrix(check: Check, verdicts: list) -> CheckResult:
     skipped = [v for v in mine if getattr(v, "skipped", False)]
     if skipped or not mine:
         reason = skipped[0].message if skipped else "the crash harness ran no crash point"
-        return check_result(check.id, False, f"Could not run this check here: {reason}", mine)
+        return not_checked(check.id, f"Could not run this check here: {reason}", mine)
     crashes = [v for v in mine if kind_of(v) != "no_crash"]
-    kinds = " and ".join(_KIND_WORDS.get(k, k) for k in check.kinds)
+    words = [_KIND_WORDS.get(k, k) for k in check.kinds]
+    kinds = ", ".join(words[:-1]) + (" and " if len(words) > 1 else "") + words[-1]
     crash_points = plural(len(crashes), "crash point")
     done = f"Ran your code on {check.scenario} to the end and at {crash_points} ({kinds})"
     unfinished = [v for v in mine if kind_of(v) == "no_crash" and counts_against(check.id, v)]
     if unfinished:
-        return check_result(check.id, False, f"Ran your code on {check.scenario} with no crash "
-                            f"at all, and it did not get through: {unfinished[0].message}", mine)
+        summary = (f"Ran your code on {check.scenario} with no crash at all, and it did not get "
+                   "through (no_crash, below).")
+        cause = _lower_first(unfinished[0].message)
+        result = check_result(check.id, False, f"Ran your code on {check.scenario} with no crash "
+                              f"at all, and it did not get through: {cause}", mine)
+        result.summary = summary
+        return result
     failed = [v for v in mine if counts_against(check.id, v)]
     if not failed:
         return check_result(check.id, True, f"{done}: {check.success}.", mine)
@@ -99,28 +112,33 @@ def _judge_matrix(check: Check, verdicts: list) -> CheckResult:
     return result
 
 
-def _level2_problem(cells: dict | None, source: str) -> tuple[str | None, str | None]:
-    """(code, problem): the Level 2 code to run, or why it cannot run."""
-    if cells is None:
-        codes = {"your submission": source}
-    else:
-        codes = {}
-        for grade_id in ANSWER_CELLS[LEVEL2]:
-            code, problem = cell_code(cells, source, grade_id)
-            if problem:
-                return None, problem
-            codes[f"the answer cell {grade_id}"] = code
-    for where, code in codes.items():
-        syntax = syntax_problem(code, where)
+def _lower_first(text: str) -> str:
+    """``text`` to follow a colon: its first letter in lower case (never an acronym's)."""
+    if len(text) > 1 and text[0].isupper() and not text[1].isupper():
+        return text[0].lower() + text[1:]
+    return text
+
+
+def _level2_problem(cells: AnswerCells) -> tuple[Submission | None, str | None]:
+    """(the program to run, None), or (None, why the Level 2 code cannot run)."""
+    grade_ids = ANSWER_CELLS[LEVEL2][:1] if cells.whole else ANSWER_CELLS[LEVEL2]
+    parts = []
+    for grade_id in grade_ids:
+        part, problem = cells.part(grade_id)
+        if problem:
+            return None, problem
+        parts.append(part)
+    for part in parts:
+        syntax = syntax_problem(part.code, part.where)
         if syntax:
             return None, syntax
-    names = set().union(*(defined_names(c) for c in codes.values()))
+    names = set().union(*(defined_names(p.code) for p in parts))
     missing = [n for n in ("save_checkpoint", "run_agent") if n not in names]
     if missing:
         return None, (" and ".join(missing) + f" {'is' if len(missing) == 1 else 'are'} not "
                       "defined at the top level of your answer cells. Keep the names "
                       "save_checkpoint and run_agent, each defined with def at the top of its cell")
-    return source, None
+    return Submission.from_parts(parts, name=LEVEL2), None
 
 
 def run_level2(submission, checks: list[Check], timeout,
@@ -147,14 +165,10 @@ def run_level2(submission, checks: list[Check], timeout,
     return {c.id: _judge_matrix(c, verdicts[c.scenario]) for c in checks}
 
 
-def grade_level2(source: str, checks: list[Check], timeout,
+def grade_level2(cells: AnswerCells | str, checks: list[Check], timeout,
                   fallback: bool = False) -> dict[str, CheckResult]:
-    from graders.submission import Submission
-
-    code, problem = _level2_problem(split_cells(source), source)
+    submission, problem = _level2_problem(AnswerCells.of(cells, LEVEL2))
     if problem:
         return {c.id: check_result(c.id, False, f"Could not run your code: {problem}.")
                 for c in checks}
-    submission = Submission.from_source(code, name=LEVEL2, filename="<your answer cells>")
-    return {check_id: relocate(result, code)
-            for check_id, result in run_level2(submission, checks, timeout, fallback).items()}
+    return run_level2(submission, checks, timeout, fallback)

@@ -4,7 +4,12 @@ Reads the answer cells of an exercise notebook, runs that notebook's visible che
 fresh processes (as grading does), and prints the same table and messages the notebook's
 self-check cell shows, then says which written answers are still empty. Exit status 0 only when
 every visible check passes, 1 when one fails (unlike ``nbgrader validate``, which exits 0 either
-way), 2 for bad input.
+way), 2 for bad input, and 3 when none failed but some could not run on this machine (each says
+why and how to get it checked; its points are pending, not lost).
+
+Where this machine cannot run grading's sandbox, the checks run on the best observer it has
+(strace alone, else the in-process recorder: :func:`graders.sandbox.engine.observer`) and the
+table says so in one line.
 
 ``NOTEBOOK`` is a path, or just the notebook's name (``02_two_latent_failures``, with or without
 ``.ipynb``): a name that is not a file here is looked up in the student's workspace
@@ -20,7 +25,11 @@ from pathlib import Path
 from graders.cli import UsageError
 from graders.nbgrader_plumbing.checksum import cell_checksum
 
-__all__ = ["add_arguments", "run", "check_notebook", "empty_written_answers", "resolve_notebook"]
+__all__ = ["add_arguments", "run", "check_notebook", "empty_written_answers", "resolve_notebook",
+           "NOT_CHECKED_STATUS"]
+
+#: The exit status when no visible check failed but some could not run here.
+NOT_CHECKED_STATUS = 3
 
 _PLACEHOLDER = "YOUR ANSWER HERE"
 
@@ -129,15 +138,21 @@ def check_notebook(path: Path, *, timeout: float | None = None):
     results = grade_submission(source, notebook, include_hidden=False, timeout=timeout,
                                allow_fallback=True)
     hidden = [c for c in checks_for(notebook) if c.hidden]
+    from graders.sandbox.engine import observer_note
+
     notes = [f"Your written answer {grade_id} ({points:g} points, marked by hand) is still "
              "empty: write it in the notebook before you submit."
              for grade_id, points in empty_written_answers(nb)]
+    note = observer_note()
+    if note:
+        notes.insert(0, note)
     return ResultTable(results.values(), hidden=hidden, notes=notes,
                        title=f"Self-check of {_shown(path)}: {NOTEBOOKS[notebook]}")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the self-check table; 0 when every visible check passes, else 1."""
+    """Print the self-check table; 0 when every visible check passes, 1 when one fails, 3 when
+    none failed but some could not run here."""
     from graders.workspace.student_files import exercise_copy, is_course_release, workspace_path
 
     if args.timeout is not None and args.timeout <= 0:
@@ -152,4 +167,6 @@ def run(args: argparse.Namespace) -> int:
     table = check_notebook(path, timeout=args.timeout)
     print(table)
     sys.stdout.flush()
-    return 0 if table.passed else 1
+    if table.passed:
+        return 0
+    return 1 if table.failed else NOT_CHECKED_STATUS

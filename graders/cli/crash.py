@@ -67,6 +67,10 @@ def _verdicts(harness, scenario: str, point_ids: list[str] | None):
 
 
 def _table(verdicts) -> str:
+    """The verdicts as a table for a terminal (every message made printable: it may quote the
+    submission's own exception)."""
+    from graders.text import printable
+
     width = max(60, min(shutil.get_terminal_size((100, 20)).columns, 120))
     id_width = max(len(v.point) for v in verdicts)
     lines = []
@@ -78,7 +82,7 @@ def _table(verdicts) -> str:
         for v in rows:
             mark = "skipped" if v.skipped else ("passed" if v.passed else "FAILED")
             head = f"  {mark:<7} {v.point:<{id_width}}  "
-            lines.append(textwrap.fill(v.message, width=width, initial_indent=head,
+            lines.append(textwrap.fill(printable(v.message), width=width, initial_indent=head,
                                        subsequent_indent=indent))
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
@@ -96,9 +100,9 @@ def run(args: argparse.Namespace) -> int:
         submission = Submission.from_file(path)
     except (OSError, UnicodeDecodeError) as err:
         raise UsageError(f"cannot read {args.file}: {err}") from None
-    problem = submission.problem()
-    if problem and "not defined at the top level" in problem:
-        raise UsageError(f"{args.file} does not define save_checkpoint and run_agent: {problem}")
+    if submission.missing():
+        raise UsageError(f"{args.file} does not define save_checkpoint and run_agent: "
+                         f"{submission.problem()}")
     scenarios = _scenarios(args.scenario)
     timeout = DEFAULT_TIMEOUT if args.timeout is None else args.timeout
     if timeout <= 0:

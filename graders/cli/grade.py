@@ -15,7 +15,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Grade a folder of submissions laid out as SUBMISSIONS/<student>/<notebook>.ipynb "
         "through nbgrader (autograde, then generate_feedback) into the course's gradebook, "
-        "several students at once. Prints a table per student, writes FILE with a row per "
+        "several students at once. Prints a summary of the class (per check, how many passed; "
+        "who earned nothing, and why), then a table per student, writes FILE with a row per "
         "student and a column per test, and leaves the feedback HTML in DIR/feedback/.")
     parser.add_argument("submissions", metavar="SUBMISSIONS", type=Path,
                         help="the folder with one folder per student")
@@ -32,17 +33,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "missing")
     parser.add_argument("--no-feedback", action="store_true",
                         help="skip nbgrader generate_feedback")
+    parser.add_argument("--student-timeout", metavar="SECONDS", type=float, default=None,
+                        help="seconds one student's grading and feedback may take before it is "
+                        "stopped and recorded as 0 with a note (default: 300)")
     parser.add_argument("--quiet", "-q", action="store_true",
-                        help="no progress bar and no per-student tables")
+                        help="no progress bar, no class summary and no per-student tables")
 
 
 def run(args: argparse.Namespace) -> int:
     """Grade ``args.submissions``; exit 0 when every student was graded by nbgrader."""
+    from graders.text import printable
+
     _check_arguments(args)
     course, found = _open_course_and_submissions(args)
     for student in found.students:
         for note in found.notes.get(student, []):
-            print(f"warning: {note}", file=sys.stderr)
+            print(f"warning: {printable(note)}", file=sys.stderr)
     outcomes = _autograde(args, course, found)
     notes, failed = _record_what_failed(course, found, outcomes)
     results = _write_scores(args, course, found, notes)
@@ -60,8 +66,16 @@ def _check_arguments(args: argparse.Namespace) -> None:
     problem = grading_problem()
     if problem:
         raise UsageError(problem)
+    if args.no_sandbox:
+        print("sandbox: none (--no-sandbox: traced, not confined; trusted code only)")
+    else:
+        from graders.sandbox.box import tier
+
+        print(tier().describe())
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: give at least 1")
+    if args.student_timeout is not None and not args.student_timeout > 0:
+        raise UsageError(f"--student-timeout {args.student_timeout:g}: give a number of seconds")
     if not args.course.is_dir():
         raise UsageError(f"no course directory {args.course}; make one with "
                          f"`checkpoint-lab course {args.course}`")
@@ -88,7 +102,7 @@ def _autograde(args: argparse.Namespace, course, found) -> dict[str, dict]:
     from tqdm import tqdm
 
     from graders.nbgrader_plumbing.grading_pool import autograde_students
-    from graders.nbgrader_plumbing.grading_worker import quiet_sqlalchemy
+    from graders.nbgrader_plumbing.grading_worker import STUDENT_TIMEOUT, quiet_sqlalchemy
     from graders.nbgrader_plumbing.submissions import stage_submissions
 
     quiet_sqlalchemy()
@@ -97,8 +111,9 @@ def _autograde(args: argparse.Namespace, course, found) -> dict[str, dict]:
     gradable = sorted(found.notebooks)
     with tqdm(total=len(gradable), desc="grading", unit="student",
               disable=args.quiet or not gradable, file=sys.stderr) as bar:
+        timeout = STUDENT_TIMEOUT if args.student_timeout is None else args.student_timeout
         return autograde_students(course, gradable, jobs=args.jobs,
-                                  feedback=not args.no_feedback,
+                                  feedback=not args.no_feedback, timeout=timeout,
                                   on_done=lambda outcome: bar.update(1))
 
 
@@ -113,6 +128,7 @@ def _record_what_failed(course, found, outcomes: dict[str, dict]):
         outcome = outcomes.get(student)
         if outcome is None or not outcome["success"]:
             why = ("nothing to grade" if outcome is None
+                   else f"not graded: {outcome['error']}" if outcome.get("timed_out")
                    else f"nbgrader could not grade it ({outcome.get('error')})")
             notes.setdefault(student, []).append(f"{why}; recorded with 0 for every test")
             record_zero(course, student)
@@ -138,16 +154,19 @@ def _write_scores(args: argparse.Namespace, course, found, notes: dict[str, list
 
 def _report(args: argparse.Namespace, course, results, failed: list[str],
             outcomes: dict[str, dict]) -> None:
-    """Each student's table (unless --quiet), where everything went, and each failure."""
-    from graders.nbgrader_plumbing.score_report import format_student
-    from graders.text import plural
+    """The class summary and each student's table (unless --quiet), where everything went, and
+    each failure."""
+    from graders.nbgrader_plumbing.score_report import format_class, format_student
+    from graders.text import plural, printable
 
     if not args.quiet:
+        print(format_class(results))
+        print()
         for result in results:
             print(format_student(result))
             print()
     print(f"Graded {plural(len(results), 'student')} into {course.gradebook_path}; scores in "
           f"{args.csv}; feedback in {course.root / 'feedback'}/")
     for student in failed:
-        print(f"error: nbgrader could not autograde {student}: {outcomes[student].get('error')}",
-              file=sys.stderr)
+        print(printable(f"error: nbgrader could not autograde {student}: "
+                        f"{outcomes[student].get('error')}"), file=sys.stderr)

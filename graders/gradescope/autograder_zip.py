@@ -27,14 +27,18 @@ ROOT = Path(__file__).resolve().parents[2]
 PROJECT_FILES = ("pyproject.toml", "README.md", "constraints.txt", "graders", "fake_llm",
                  "solutions")
 
-#: The Debian/Ubuntu packages setup.sh installs: the sandbox, the observer, setpriv and prlimit.
-INSTALLS = ("bubblewrap", "strace", "util-linux")
+#: The Debian/Ubuntu packages setup.sh installs: the sandbox, the observer, setpriv and prlimit,
+#: and libseccomp (the sandbox's system-call filters).
+INSTALLS = ("bubblewrap", "strace", "util-linux", "libseccomp2")
 
 SETUP_SH = """\
 #!/usr/bin/env bash
 # Checkpoint Lab's autograder, set up once by Gradescope (as root, on its Ubuntu image):
 # Python 3.11+, the course's packages at the versions in constraints.txt, bubblewrap (the
-# sandbox), strace (the observer) and util-linux (setpriv, prlimit).
+# sandbox where namespaces can be made), strace (the observer), util-linux (setpriv, prlimit)
+# and libseccomp (system-call filters). Gradescope's container makes no namespaces: there each
+# submission runs as a uid of its own (README, "Grading where bubblewrap cannot run"), which
+# must be able to read this Python (apt's, under /usr) and nothing of /autograder (0700).
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 SOURCE=/autograder/source
@@ -52,6 +56,7 @@ fi
 /autograder/venv/bin/python -m pip install --disable-pip-version-check -q \\
     -c "$SOURCE/checkpoint-lab/constraints.txt" -e "$SOURCE/checkpoint-lab"
 chmod -R go-w "$SOURCE" /autograder/venv
+chmod 700 /autograder
 /autograder/venv/bin/checkpoint-lab --version
 """.format(installs=" ".join(INSTALLS))
 

@@ -2,14 +2,15 @@
 
 Gradescope runs ``run_autograder`` once per submission, with the student's files in
 ``/autograder/submission/`` (https://gradescope-autograders.readthedocs.io/en/latest/specs/).
-:func:`grade_folder` finds the exercise notebooks there (whatever their names, or inside a zip),
-tells which exercise each one is by its answer cells' grade_ids, grades each with
-:func:`graders.checks.grade_submission` (the sandbox, the observer, the judge) and returns the
-results as Gradescope's format wants them: one test per check, with the message the student
-reads in nbgrader's feedback; hidden checks ``after_published``; the written answers as tests
-with a ``max_score`` and no ``score`` (marked by hand on Gradescope); a failing test for an
-exercise whose notebook is missing or unreadable. :func:`write_results` writes the file
-atomically.
+:func:`grade_folder` finds the exercise notebooks there (whatever their names, or inside a zip:
+`graders.gradescope.submission_files`), tells which exercise each one is by its answer cells'
+grade_ids, grades each with :func:`graders.checks.grade_submission` (the sandbox, the observer,
+the judge) and returns the results as Gradescope's format wants them: one test per check,
+rendered from the check's record (`graders.checks.record`) as nbgrader's feedback renders it;
+hidden checks ``after_published``, and no top-level score or output that tells them before the
+grades are published; the written answers as tests of no points (marked by hand on Gradescope);
+a failing test for an exercise whose notebook is missing or unreadable, and a notebook the
+grader fails on costs only its own checks. :func:`write_results` writes the file atomically.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ import json
 import os
 import tempfile
 import time
-import zipfile
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
+
+from graders.gradescope.submission_files import Found, find_notebooks
 
 __all__ = ["MANIFEST_NAME", "VISIBILITIES", "Found", "course_manifest", "find_notebooks",
            "grade_folder", "write_results", "main"]
@@ -31,10 +32,6 @@ MANIFEST_NAME = "checkpoint_lab_course.json"
 
 #: Gradescope's visibility values (its specs, "Controlling test case visibility").
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
-
-_MAX_FILES = 64
-_MAX_NOTEBOOK_BYTES = 16 << 20
-
 
 # -- the course's assignment ---------------------------------------------------------------------
 
@@ -76,101 +73,6 @@ def course_manifest(source_dir: Path) -> dict[str, Any]:
     return {"exercises": exercises}
 
 
-# -- the student's files -------------------------------------------------------------------------
-
-@dataclass
-class Found:
-    """What a submission folder holds: notebooks by exercise, and what could not be used."""
-
-    notebooks: dict[str, tuple[str, dict]] = field(default_factory=dict)  # exercise -> (name, nb)
-    unreadable: dict[str, str] = field(default_factory=dict)  # display name -> why
-    duplicates: list[str] = field(default_factory=list)
-    others: list[str] = field(default_factory=list)  # notebooks of no exercise
-
-
-def _skipped(rel: PurePosixPath) -> bool:
-    return any(part.startswith(".") or part == "__MACOSX" for part in rel.parts)
-
-
-def _candidates(folder: Path, scratch: Path) -> list[tuple[str, Path | None, str | None]]:
-    """(display name, path or None, why unusable) for each notebook in ``folder`` or its zips."""
-    out: list[tuple[str, Path | None, str | None]] = []
-    for path in sorted(folder.rglob("*")):
-        rel = PurePosixPath(path.relative_to(folder).as_posix())
-        if _skipped(rel) or path.is_symlink() or not path.is_file():
-            continue
-        if path.suffix == ".ipynb":
-            out.append((str(rel), path, None))
-        elif path.suffix == ".zip":
-            out.extend(_from_zip(path, str(rel), scratch))
-        if len(out) >= _MAX_FILES:
-            break
-    return out
-
-
-def _from_zip(path: Path, shown: str, scratch: Path) -> list[tuple[str, Path | None, str | None]]:
-    try:
-        archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as exc:
-        return [(shown, None, f"it is not a zip file we can open ({exc})")]
-    out = []
-    with archive:
-        for index, info in enumerate(archive.infolist()[:_MAX_FILES]):
-            rel = PurePosixPath(info.filename)
-            if info.is_dir() or rel.suffix != ".ipynb" or _skipped(rel):
-                continue
-            name = f"{shown}:{info.filename}"
-            if info.file_size > _MAX_NOTEBOOK_BYTES:
-                out.append((name, None, f"it is larger than {_MAX_NOTEBOOK_BYTES >> 20} MiB"))
-                continue
-            target = scratch / f"{index}_{rel.name}"  # never the member's own path
-            try:
-                target.write_bytes(archive.read(info))
-            except (zipfile.BadZipFile, OSError, RuntimeError) as exc:
-                out.append((name, None, f"it could not be taken out of the zip ({exc})"))
-                continue
-            out.append((name, target, None))
-    return out
-
-
-def find_notebooks(folder: Path, exercises: list[dict], scratch: Path) -> Found:
-    """The exercise notebooks in ``folder`` (zips are opened into ``scratch``), by exercise.
-
-    A notebook is recognised by its answer cells' grade_ids (nbgrader metadata), whatever its
-    file name; an unreadable file is assigned to the exercise its file name names, if any.
-    """
-    from graders.checks import NotebookError, notebook_of, read_notebook
-
-    by_name = {e["notebook"]: e["exercise"] for e in exercises}
-    wanted = {e["exercise"] for e in exercises}
-    found = Found()
-    for shown, path, why in _candidates(Path(folder), scratch):
-        nb = None
-        if why is None and path is not None:
-            if path.stat().st_size > _MAX_NOTEBOOK_BYTES:
-                why = f"it is larger than {_MAX_NOTEBOOK_BYTES >> 20} MiB"
-            else:
-                try:
-                    nb = read_notebook(path)
-                except NotebookError as exc:
-                    why = str(exc).replace(f"{path} is not a notebook", "it is not a notebook")
-                except OSError as exc:
-                    why = f"it could not be read ({exc.strerror})"
-        if nb is None:
-            found.unreadable[shown] = why or "it could not be read"
-            continue
-        exercise = notebook_of(nb)
-        if exercise is None and PurePosixPath(shown).stem in by_name:
-            exercise = by_name[PurePosixPath(shown).stem]
-        if exercise not in wanted:
-            found.others.append(shown)
-        elif exercise in found.notebooks:
-            found.duplicates.append(shown)
-        else:
-            found.notebooks[exercise] = (shown, nb)
-    return found
-
-
 # -- results.json ----------------------------------------------------------------------------
 
 def _level(exercise: str) -> str:
@@ -179,29 +81,29 @@ def _level(exercise: str) -> str:
     return NOTEBOOKS[exercise].split(":")[0]
 
 
-def _check_test(check, result, number: str) -> dict[str, Any]:
-    from graders.nbgrader_plumbing.cells import verdict_text
+def _check_test(record: dict, number: str) -> dict[str, Any]:
+    """Check ``record`` (`graders.checks.record`) as a Gradescope test."""
+    from graders.nbgrader_plumbing.cells import record_text
 
-    title = check.title + (" (hidden check)" if check.hidden else "")
+    title = record["title"] + (" (hidden check)" if record["hidden"] else "")
     return {
-        "name": f"{_level(check.notebook)}: {title}",
+        "name": f"{_level(record['notebook'])}: {title}",
         "number": number,
-        "score": float(result.points_earned),
-        "max_score": float(check.points),
-        "status": "passed" if result.passed else "failed",
-        "output": verdict_text(title, result.points_earned, check.points, result.message),
+        "score": float(record["score"]),
+        "max_score": float(record["points"]),
+        "status": "passed" if record["status"] == "passed" else "failed",
+        "output": record_text(record),
         "output_format": "text",
-        "visibility": "after_published" if check.hidden else "visible",
-        "tags": [check.id, check.notebook],
+        "visibility": "after_published" if record["hidden"] else "visible",
+        "tags": [record["check_id"], record["notebook"]],
     }
 
 
 def _written_test(exercise: str, written: dict, nb: dict | None, number: str) -> dict[str, Any]:
     grade_id, points = written["grade_id"], written["points"]
-    answer = None
-    for cell in (nb or {}).get("cells", []):
-        if isinstance(cell, dict) and _nbgrader(cell).get("grade_id") == grade_id:
-            answer = _text(cell).strip()
+    pieces = [_text(cell).strip() for cell in (nb or {}).get("cells", [])
+              if isinstance(cell, dict) and _nbgrader(cell).get("grade_id") == grade_id]
+    answer = "\n\n".join(p for p in pieces if p)
     what = grade_id.split("_", 1)[-1].replace("_", " ")
     lines = [f"Written answer ({what}): marked by hand, {points:g} points. The autograder gives "
              "it no score; your instructor marks it on Gradescope (a manually graded question "
@@ -211,11 +113,13 @@ def _written_test(exercise: str, written: dict, nb: dict | None, number: str) ->
     elif not answer or answer.startswith("YOUR ANSWER HERE"):
         lines.append("Your notebook has no answer in this cell yet.")
     else:
-        lines.append("Your answer, as handed in:\n\n" + answer)
+        joined = " (it was in several cells, joined in notebook order)" if len(pieces) > 1 else ""
+        lines.append(f"Your answer, as handed in{joined}:\n\n{answer}")
     return {
         "name": f"{_level(exercise)}: written answer, {what} (marked by hand)",
         "number": number,
-        "max_score": float(points),
+        "score": 0.0,
+        "max_score": 0.0,
         "output": "\n".join(lines),
         "output_format": "text",
         "visibility": "visible",
@@ -255,23 +159,46 @@ def _missing_test(entry: dict, found: Found, number: str) -> dict[str, Any]:
     }
 
 
-def _not_graded(check, why: str, number: str) -> dict[str, Any]:
-    from graders.checks import CheckResult
+def _not_graded(check, why: str, number: str, cause: str) -> dict[str, Any]:
+    from graders.checks.record import failure_record
 
-    return _check_test(check, CheckResult(check.id, False, 0, why), number)
+    return _check_test(failure_record(check.id, check.points, why, cause, check), number)
+
+
+def _graded(exercise: str, shown: str, nb: dict, numbered) -> tuple[list[dict], str]:
+    """The tests of one exercise's notebook, and the line the summary says of it. A notebook
+    the grader fails on costs only its own checks, each saying so."""
+    from graders.checks import NOTEBOOKS, checks_for, grade_submission, submission_from_notebook
+    from graders.checks.record import record_of
+
+    checks = checks_for(exercise)
+    try:
+        cells = submission_from_notebook(nb, exercise)
+        results = grade_submission(cells, exercise)
+    except Exception as exc:  # noqa: BLE001 - one notebook's fault costs only its own checks
+        why = (f"Not graded: the autograder failed on {shown} ({type(exc).__name__}: {exc}). "
+               "This is not your fault: tell your instructor.")
+        return ([_not_graded(c, why, next(numbered), "grader_fault") for c in checks],
+                f"{NOTEBOOKS[exercise]}: {shown} could not be graded (see its checks).")
+    tests = [_check_test(record_of(results[c.id], c, cells), next(numbered)) for c in checks]
+    return tests, " ".join([f"{NOTEBOOKS[exercise]}: graded {shown}.", *cells.notes()])
 
 
 def grade_folder(folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
-    """results.json's content for the submission in ``folder`` (see the module docstring)."""
-    from graders.checks import NOTEBOOKS, checks_for, grade_submission, submission_from_notebook
+    """results.json's content for the submission in ``folder`` (see the module docstring).
+
+    No top-level score: Gradescope adds up the tests, each shown as its visibility says, so a
+    hidden check's points are not told before the grades are published; the top-level output
+    counts the visible checks only.
+    """
+    from graders.checks import NOTEBOOKS, checks_for
     from graders.sandbox.engine import grading_problem
 
     started = time.monotonic()
     tests: list[dict[str, Any]] = []
     summary: list[str] = []
     problem = grading_problem()
-    with tempfile.TemporaryDirectory(prefix="checkpoint-lab-zip-") as scratch:
-        found = find_notebooks(Path(folder), manifest["exercises"], Path(scratch))
+    found = find_notebooks(Path(folder), manifest["exercises"])
     for index, entry in enumerate(manifest["exercises"], start=1):
         exercise = entry["exercise"]
         shown, nb = found.notebooks.get(exercise, (None, None))
@@ -280,37 +207,42 @@ def grade_folder(folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
         if nb is None:
             tests.append(_missing_test(entry, found, next(numbered)))
             tests.extend(_not_graded(c, "Not graded: this exercise's notebook was not handed "
-                                     "in, or could not be read (see above).", next(numbered))
-                         for c in checks)
+                                     "in, or could not be read (see above).", next(numbered),
+                                     "not_handed_in") for c in checks)
             summary.append(f"{NOTEBOOKS[exercise]}: not handed in or unreadable.")
         elif problem:
             tests.extend(_not_graded(c, "Not graded: the autograder could not start its sandbox "
                                      f"({problem}). This is not your fault: tell your "
-                                     "instructor.", next(numbered)) for c in checks)
+                                     "instructor.", next(numbered), "no_sandbox") for c in checks)
             summary.append(f"{NOTEBOOKS[exercise]}: {shown} (not graded: no sandbox here).")
         else:
-            results = grade_submission(submission_from_notebook(nb, exercise), exercise)
-            tests.extend(_check_test(c, results[c.id], next(numbered)) for c in checks)
-            summary.append(f"{NOTEBOOKS[exercise]}: graded {shown}.")
+            graded, line = _graded(exercise, shown, nb, numbered)
+            tests += graded
+            summary.append(line)
         tests.extend(_written_test(exercise, w, nb, next(numbered)) for w in entry["written"])
     if found.duplicates:
         summary.append("Not graded, because another notebook of the same exercise came first "
                        f"(by name): {', '.join(found.duplicates)}.")
     if found.others:
         summary.append(f"Not exercise notebooks of this assignment: {', '.join(found.others)}.")
-    auto = [t for t in tests if "score" in t]
-    score = round(sum(t["score"] for t in auto), 4)
-    out_of = sum(t["max_score"] for t in auto)
-    written = sum(t["max_score"] for t in tests if "score" not in t)
-    head = (f"Autograded: {score:g}/{out_of:g} points. The written answers ({written:g} points) "
-            "are marked by hand and are not part of this score.")
     return {
-        "score": score,
         "execution_time": max(1, round(time.monotonic() - started)),
-        "output": "\n".join([head, *summary]),
+        "output": "\n".join([_head(tests, manifest), *summary]),
         "output_format": "text",
         "tests": tests,
     }
+
+
+def _head(tests: list[dict], manifest: dict[str, Any]) -> str:
+    """The visible checks' points (the hidden ones are told when the grades are published)."""
+    visible = [t for t in tests if t["visibility"] == "visible" and "manual" not in t["tags"]]
+    score = round(sum(t["score"] for t in visible), 4)
+    out_of = sum(t["max_score"] for t in visible)
+    hidden = sum(t["max_score"] for t in tests if t["visibility"] != "visible")
+    written = sum(w["points"] for e in manifest["exercises"] for w in e["written"])
+    return (f"Visible checks: {score:g}/{out_of:g} points. The hidden checks ({hidden:g} points) "
+            "are shown when your instructor publishes the grades. The written answers "
+            f"({written:g} points) are marked by hand and are not part of this score.")
 
 
 def write_results(results: dict[str, Any], path: Path) -> None:

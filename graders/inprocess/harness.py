@@ -23,7 +23,10 @@ The parts: :mod:`~graders.inprocess.runner_backend` speaks the runner protocol
 :mod:`~graders.inprocess.child` is one child's life and :mod:`~graders.inprocess.recorder` its
 instrumentation; :mod:`~graders.inprocess.waiting` reaps and kills the children.
 
-POSIX only: on other platforms every run is reported as skipped ("needs Linux or macOS").
+Where there is no ``fork`` (Windows, a browser's Python), a :class:`Harness` of a source
+submission is a :class:`~graders.inprocess.recorded_harness.RecordedHarness` instead: the same
+questions answered from one run recorded in this process and replayed, as grading replays its
+recordings; it says so in one line, once. Live functions there are reported as skipped.
 """
 
 from __future__ import annotations
@@ -38,7 +41,6 @@ from typing import Any
 from graders.inprocess.arguments import checked_kinds, point_kind, scenario_of
 from graders.inprocess.collect import collect
 from graders.inprocess.errors import HarnessError, RunnerDied
-from graders.inprocess.fork_backend import ForkBackend
 from graders.inprocess.load_messages import load_message
 from graders.inprocess.posix_support import scratch_dir, unsupported_reason
 from graders.inprocess.runner_backend import RunnerBackend
@@ -55,6 +57,12 @@ __all__ = ["Harness", "HarnessError", "dry_run", "crash_points", "run_point", "r
 DEFAULT_TIMEOUT = 5.0
 
 
+#: The line a lesson shows (once) where its crash runs are recorded and replayed, not forked.
+REPLAYED_NOTE = ("No fork here: these crash states come from one recorded run of the code, "
+                 "replayed as grading replays its recordings, not from killing a real process.")
+_told: list[bool] = []
+
+
 class Harness:
     """One submission, one runner, a dry run per scenario: run crash points and check them.
 
@@ -66,6 +74,17 @@ class Harness:
         tmpdir: where to make them (default: ``/dev/shm`` if it exists, else the system's
             temporary directory).
     """
+
+    def __new__(cls, submission=None, *args, **kwargs):
+        if (cls is Harness and isinstance(submission, Submission) and not submission.in_process
+                and unsupported_reason()):
+            from graders.inprocess.recorded_harness import RecordedHarness
+
+            if not _told:
+                _told.append(True)
+                print(REPLAYED_NOTE)
+            return RecordedHarness(submission, timeout=kwargs.get("timeout"))
+        return super().__new__(cls)
 
     def __init__(self, submission: Submission, *, timeout: float = DEFAULT_TIMEOUT,
                  jobs: int | None = None, keep_files: bool = False,
@@ -114,6 +133,9 @@ class Harness:
                     self.root = Path(tempfile.mkdtemp(prefix="checkpoint-lab-",
                                                       dir=self.tmpdir))
                 if self.submission.in_process:
+                    # imported here: the forking side binds os.fork, which Windows lacks
+                    from graders.inprocess.fork_backend import ForkBackend
+
                     self._backend = ForkBackend(self.submission)
                 else:
                     self._backend = RunnerBackend(self.submission, self.root)

@@ -40,9 +40,10 @@ def touches_checkpoint(model: ReplayModel, op: Op) -> bool:
     if op.error is not None or op.ret is None:
         return False
     node = model.paths.get(CHECKPOINT_PATH)
-    if op.call in DATA_WRITES or op.call in ("ftruncate", "fallocate"):
-        desc = model.target_of(op) if op.call in DATA_WRITES else model.desc(
-            op.pid, op.args[0] if op.args else None)
+    if op.call in DATA_WRITES or op.call in ("ftruncate", "fallocate", "mmap"):
+        arg = op.args[4] if op.call == "mmap" and len(op.args) > 4 else (
+            op.args[0] if op.args else None)
+        desc = model.target_of(op) if op.call in DATA_WRITES else model.desc(op.pid, arg)
         return desc is not None and desc.node is node and node is not None
     if op.call in ("openat", "open", "creat", "openat2"):
         path = (op.ret_path or b"").decode("utf-8", "surrogateescape")
@@ -62,14 +63,14 @@ def paths_of(model: ReplayModel, op: Op) -> list[str]:
         if op.call in ("rename", "link"):
             return list(two_paths(model, op, at=False))
         if op.call in ("renameat", "renameat2", "linkat"):
-            if op.call == "linkat" and not isinstance(a[1], bytes):
+            if op.call == "linkat" and not a[1]:  # AT_EMPTY_PATH: the descriptor's own file
                 return [model.absolute(op.pid, a[2], a[3])]
             return list(two_paths(model, op, at=True))
         if op.call in ("symlink",):
             return [model.absolute(op.pid, None, a[1])]
         if op.call in ("symlinkat",):
             return [model.absolute(op.pid, a[1], a[2])]
-        if op.call in ("unlink", "rmdir", "mkdir", "mknod"):
+        if op.call in ("unlink", "rmdir", "mkdir", "mknod", "truncate"):
             return [model.absolute(op.pid, None, a[0])]
         if op.call in ("unlinkat", "mkdirat", "mknodat"):
             return [model.absolute(op.pid, a[0], a[1])]
@@ -80,7 +81,7 @@ def paths_of(model: ReplayModel, op: Op) -> list[str]:
 
 def bound_to_checkpoint(ops: list[Op]) -> set[int]:
     """Which nodes (by creation order) are ``/work/checkpoint.json`` at some point of the run."""
-    model = ReplayModel()
+    model = ReplayModel(ops)
     bound: set[int] = set()
     for op in ops:
         if op.call != "marker":

@@ -20,6 +20,7 @@ PROBLEMS: dict[str, str] = {
     "in_place_write": "a torn write of checkpoint.json itself: half a file on disk",
     "copy_over": "the temp file was copied over checkpoint.json, and the copy was torn",
     "partial_write": "a short write to the temp file, renamed over checkpoint.json anyway",
+    "unobserved_write": "a file operation the grader could not follow: the state is unknown",
     "invalid_json": "checkpoint.json is not valid JSON",
     "not_a_save": "after a torn write or rename kill, the file is neither save n-1 nor save n",
     "deleted_before_rename": "checkpoint.json deleted before the temp file was renamed over it",

@@ -21,6 +21,7 @@ from graders.judge.check_state import (
     type_words,
 )
 from graders.judge.crash_points import NO_CRASH, point_from_id
+from graders.judge.disk_model import UNFOLLOWED
 from graders.judge.observation import describe_error
 from graders.judge.verdict import Verdict
 from graders.loop.protocol import CHECKPOINT, SIX_FIELDS
@@ -211,36 +212,71 @@ class CrashCheck(CheckState):
         self.fail(key, text)
 
     def unreadable(self) -> None:
-        """checkpoint.json does not parse: a torn write (in place, a copy, a short write)."""
+        """checkpoint.json does not parse: a torn write (in place, a copy, a short write), or a
+        state the grader could not follow."""
         obs, point = self.obs, self.point
         what = obs.parse_error
+        if UNFOLLOWED in what or "could not follow" in what:
+            self.fail("unobserved_write", (
+                f"{self.done}: checkpoint.json {what}. The grader judges every state a crash "
+                "could leave by replaying your file operations; this one it could not replay, so "
+                "it cannot count this state as safe."))
+            return
         if point.kind == "torn_write":
-            save = point.save or {}
-            expected = point.tear_expected
-            held = (f"checkpoint.json held {byte_count(obs.checkpoint_bytes)} of its "
-                    f"{byte_count(expected)} bytes and {what.split(' (')[0]}")
-            self.evidence.update(bytes_on_disk=obs.checkpoint_bytes, bytes_expected=expected)
-            opened = save.get("opened", [])
-            if CHECKPOINT in opened and opened.index(CHECKPOINT) > 0:
-                self.fail("copy_over", (
-                    f"{self.done}: {held}. Your save writes a temp file, then copies it over "
-                    "checkpoint.json: the copy is itself an in-place write, and it was cut off "
-                    "halfway, a torn write. Resume would fail on json.load, and this file was the "
-                    "task's only copy."))
-            elif CHECKPOINT in opened:
-                self.fail("in_place_write", (
-                    f"{self.done}: {held}: a torn write. The save was overwriting checkpoint.json "
-                    "in place when it was cut off, so the task's only copy is part old, part "
-                    "new, part missing. Resume would fail on json.load."))
-            else:
-                self.fail("partial_write", (
-                    f"{self.done}: {held}. The write to the temp file was cut short, and your "
-                    "save renamed it over checkpoint.json anyway (os.write may write fewer bytes "
-                    "than it was given). Resume would fail on json.load."))
+            self.torn_write(what)
             return
         self.fail("invalid_json", f"{self.done}: checkpoint.json "
                   f"({byte_count(obs.checkpoint_bytes)} bytes) {what}. Resume would fail on "
                   "json.load before it read anything.")
+
+    def torn_write(self, what: str) -> None:
+        """The message of a torn write: what the save was writing, and what it left."""
+        obs, point = self.obs, self.point
+        save = point.save or {}
+        expected = point.tear_expected
+        held = (f"checkpoint.json held {byte_count(obs.checkpoint_bytes)} of its "
+                f"{byte_count(expected)} bytes and {what.split(' (')[0]}")
+        self.evidence.update(bytes_on_disk=obs.checkpoint_bytes, bytes_expected=expected)
+        opened = save.get("opened", [])
+        linked = self.temp_is_checkpoint(save)
+        if CHECKPOINT in opened and opened.index(CHECKPOINT) > 0:
+            self.fail("copy_over", (
+                f"{self.done}: {held}. Your save writes a temp file, then copies it over "
+                "checkpoint.json: the copy is itself an in-place write, and it was cut off "
+                "part way, a torn write. Resume would fail on json.load, and this file was the "
+                "task's only copy."))
+        elif CHECKPOINT in opened or linked:
+            how = (f"Your save's temp file {linked} and checkpoint.json were one file with two "
+                   "names (a hard link), so writing the temp file rewrote checkpoint.json itself, "
+                   "and renaming one name of a file over another does nothing. "
+                   if linked else "")
+            self.fail("in_place_write", (
+                f"{self.done}: {held}: a torn write. {how}The save was overwriting "
+                f"checkpoint.json in place when it was cut off, so the task's only copy "
+                f"{self.what_is_left()}. Resume would fail on json.load."))
+        else:
+            self.fail("partial_write", (
+                f"{self.done}: {held}. The write to the temp file was cut short, and your "
+                "save renamed it over checkpoint.json anyway (os.write may write fewer bytes "
+                "than it was given). Resume would fail on json.load."))
+
+    def temp_is_checkpoint(self, save: dict) -> str | None:
+        """The temp file this save renames over checkpoint.json, when it is still there with as
+        many bytes as checkpoint.json: two names of one file (a hard link), or None."""
+        for src, dst in save.get("renames", []):
+            if dst == CHECKPOINT and src in self.obs.files and src != CHECKPOINT and \
+                    self.obs.files[src] == self.obs.checkpoint_bytes:
+                return src
+        return None
+
+    def what_is_left(self) -> str:
+        """What an in-place torn write left: a prefix of the new save when opening the file had
+        emptied it, else part new, part old."""
+        now, after = self.obs.checkpoint or "", self.point.after
+        if after is not None and after.startswith(now):
+            return ("holds only the start of the new save and none of the old one (opening the "
+                    "file for writing had emptied it)")
+        return "is part new save, part old save, or part missing"
 
     def same_as_a_save(self) -> bool:
         """For torn writes and kills before a rename: name the save the file holds, if it is one.

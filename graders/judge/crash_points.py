@@ -10,15 +10,18 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from graders.judge.moments import bytes_kept, in_save, rename_label, save_label
 from graders.judge.observation import Observation, SaveRecord
 from graders.loop.protocol import CHECKPOINT
 
-__all__ = ["CrashPoint", "KINDS", "derive_points", "point_from_id", "NO_CRASH"]
+__all__ = ["CrashPoint", "KINDS", "derive_points", "point_from_id", "NO_CRASH", "tear_limit",
+           "PADDING"]
 
 NO_CRASH = "no_crash"
-#: Every kind of crash point, in the order their ids are documented.
+#: Every kind of crash point, in the order their ids are documented (``restart`` and
+#: ``disk_full``: a run after a kill, and a run whose disk fills, graded beside the recorded one).
 KINDS = ("no_crash", "killed_during_model_call", "killed_during_tool", "torn_write",
-         "killed_before_rename")
+         "killed_before_rename", "restart", "disk_full")
 
 
 @dataclass
@@ -29,7 +32,8 @@ class CrashPoint:
         id: ``"killed_during_tool_2"``, ``"torn_write_save_3"``, ``"no_crash"``, ...
         kind: one of :data:`KINDS`.
         index: ``k`` (model call or tool call number) or ``n`` (save number); None for no_crash.
-        label: the moment in words, e.g. ``"while tool 2 (summarize_tickets) ran"``.
+        label: the moment in words, e.g. ``"while tool 2 (summarize_tickets) ran"`` (the words of
+            :mod:`graders.judge.moments`).
         step: the point's place in the timeline (0, 1, 2, ... in the order things happen).
         save: for the save kinds, the save as the dry run saw it (:class:`SaveRecord` fields,
             without the snapshot text).
@@ -90,6 +94,23 @@ def _tear(save: SaveRecord) -> tuple[str, int | None]:
     return "start", save.snapshot_bytes
 
 
+#: What pads a fixed-size record after its JSON (spaces, newlines, zero bytes).
+PADDING = b" \t\r\n\0"
+
+
+def tear_limit(target: str, expected: int | None, previous: str | None) -> int:
+    """Where a real kill tears save's write (a file-size limit): the middle of the bytes, or, for
+    an in-place write of a save longer than the previous one, the end of the previous save's
+    JSON: a fixed-size padded record rewritten in place then holds the new save's start and the
+    old padding (cut in the middle it would hold the whole new save and pass). The replay
+    (:func:`graders.judge.replay.replay`) cuts at the same place."""
+    half = max(1, (expected or 2) // 2)
+    if target != "checkpoint" or previous is None or not expected:
+        return half
+    kept = len(previous.encode("utf-8", "surrogateescape").rstrip(PADDING))
+    return kept if 0 < kept < expected else half
+
+
 def _rename_at(save: SaveRecord) -> int:
     for i, (_src, dst) in enumerate(save.renames):
         if dst == CHECKPOINT:
@@ -119,15 +140,19 @@ def derive_points(dry: Observation) -> list[CrashPoint]:
             n = save.n
             summary = save.summary()
             target, expected = _tear(save)
+            limit = tear_limit(target, expected, previous)
+            where = f"({save.where})"
+            label = (in_save(bytes_kept(limit, expected), n, where) if expected
+                     else save_label(n, where))
             points.append(CrashPoint(
-                f"torn_write_save_{n}", "torn_write", n, f"halfway through save {n} ({save.where})",
-                save=summary, before=previous, after=save.snapshot, tear_target=target,
-                tear_expected=expected, tear_limit=max(1, (expected or 2) // 2)))
+                f"torn_write_save_{n}", "torn_write", n, label, save=summary, before=previous,
+                after=save.snapshot, tear_target=target, tear_expected=expected,
+                tear_limit=limit))
             if save.renames:
                 points.append(CrashPoint(
                     f"killed_before_rename_save_{n}", "killed_before_rename", n,
-                    f"just before the rename in save {n} ({save.where})", save=summary,
-                    before=previous, after=save.snapshot, rename_at=_rename_at(save)))
+                    rename_label(n, where), save=summary, before=previous, after=save.snapshot,
+                    rename_at=_rename_at(save)))
             if save.completed:
                 previous = save.snapshot
     points.append(CrashPoint(NO_CRASH, NO_CRASH, None, "with no crash"))
@@ -146,8 +171,8 @@ def point_from_id(point_id: str) -> CrashPoint:
     labels = {
         "killed_during_model_call": f"while model call {index} was in flight",
         "killed_during_tool": f"while tool {index} ran",
-        "torn_write_save": f"halfway through save {index}",
-        "killed_before_rename_save": f"just before the rename in save {index}",
+        "torn_write_save": save_label(index or 0),
+        "killed_before_rename_save": rename_label(index or 0),
     }
     kind = head.removesuffix("_save")
     if head not in labels or index is None:

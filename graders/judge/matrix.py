@@ -15,20 +15,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graders.judge.binding import BINDING
+from graders.judge.budget import check_replay_budget
+from graders.judge.call_markers import IncompleteRecording, number_markers
 from graders.judge.crash_points import NO_CRASH, CrashPoint
-from graders.judge.moments import Moment
+from graders.judge.moments import Moment, moment_words
 from graders.judge.observation import Observation, SaveRecord, describe_error
 from graders.judge.recording import Recording, Snapshot
 from graders.judge.replay import replay
+from graders.judge.run_problems import run_problems
 from graders.judge.trace import Op, parse_trace
 
 __all__ = ["Matrix", "build_matrix", "PointMoments", "IncompleteRecording"]
-
-
-class IncompleteRecording(RuntimeError):
-    """The grader lost part of a recording (a fault of the grading machine, never the
-    submission's): the run is recorded again, and reported as a grader fault if it happens
-    twice."""
 
 _KIND_WORDS = {
     "fifo": "is a FIFO (a named pipe), not a file: resume's open would wait forever for a writer",
@@ -51,13 +48,19 @@ class PointMoments:
 
 @dataclass
 class Matrix:
-    """Everything the judge derived from one recording."""
+    """Everything the judge derived from one recording.
+
+    ``discrepancies`` are where the replay disagrees with what the grader read from disk or
+    could not follow; ``channel`` where the calls the grader served and the trace's markers of
+    them disagree (:mod:`graders.judge.call_markers`); both are the submission's doing.
+    """
 
     recording: Recording
     points: list[PointMoments]
     saves: list[SaveRecord]
     discrepancies: list[str]
     ops: list[Op]
+    channel: list[str] = field(default_factory=list)
 
     def observation(self, pm: PointMoments, moment: Moment) -> Observation:
         """What the judge reads for ``moment`` of crash point ``pm``."""
@@ -74,47 +77,32 @@ class Matrix:
 
 
 def _describe_write(moment: Moment) -> str:
-    op = moment.op
-    if moment.how == "during" and moment.write:
-        return f"halfway through a {moment.write['bytes']:,}-byte write"
-    if op is None:
-        return "at the end"
-    words = {"rename": "a rename", "renameat": "a rename", "renameat2": "a rename",
-             "link": "a link", "linkat": "a link", "unlink": "a removal", "unlinkat": "a removal",
-             "openat": "an open", "open": "an open", "creat": "an open", "ftruncate": "a truncate",
-             "truncate": "a truncate"}
-    return f"just before {words.get(op.call, op.call)}"
+    """When ``moment`` comes, in the words the checks and the lessons share
+    (:func:`graders.judge.moments.moment_words`)."""
+    return moment_words(moment)
 
 
 def build_matrix(rec: Recording, scenario) -> Matrix:
-    """Replay ``rec`` and group its moments into crash points, in timeline order."""
-    ops = parse_trace(rec.trace, rec.socket_inode)
+    """Replay ``rec`` and group its moments into crash points, in timeline order.
+
+    The operations are ``rec.ops`` when the observer recorded them itself, else the parsed
+    trace, whose call markers get the grading process's numbers. Raises
+    :class:`~graders.judge.budget.OverBudget` for a run too costly to replay and
+    :class:`IncompleteRecording` when the grader lost part of its own record.
+    """
+    ops = rec.ops if rec.ops is not None else parse_trace(rec.trace, rec.socket_inode)
+    ops, channel = number_markers(rec, ops)
+    check_replay_budget(ops)
     moments, unfollowed = replay(ops)
-    discrepancies = _missing_markers(rec, ops)
     saves, groups, call_moments = _group_moments(rec, ops, moments)
     _note_what_saves_did(saves, groups)
     end = moments[-1]
     _note_what_saves_left(saves, groups, moments, end)
-    discrepancies += _cross_check(rec, call_moments, end, unfollowed)
+    discrepancies = _cross_check(rec, call_moments, moments, unfollowed)
+    if rec.ops is None and not rec.frames:  # written by hand: calls it does not place are
+        discrepancies, channel = channel + discrepancies, []  # unknown order, as they were
     points = _points(rec, scenario, call_moments, saves, groups, end)
-    return Matrix(rec, points, saves, discrepancies, ops)
-
-
-def _missing_markers(rec: Recording, ops: list[Op]) -> list[str]:
-    """The discrepancy of calls the grader served that the trace has no marker of (raises
-    :class:`IncompleteRecording` when the grader, not the submission, lost them)."""
-    marker_pos = {op.frame.get("seq"): op.index for op in ops
-                  if op.call == "marker" and isinstance(op.frame, dict)}
-    missing = [c for c in rec.calls if c.seq not in marker_pos]
-    if missing and not rec.protocol:
-        # not the submission's doing (it did not flood the record): the grader lost part of it
-        raise IncompleteRecording(
-            f"the trace holds no record of {len(missing)} of the {len(rec.calls)} calls the "
-            "grader served (is the grading machine's temporary space full?)")
-    if missing:
-        return [f"the trace holds no record of {len(missing)} of the calls the grader served, so "
-                "the order of your file operations around them is unknown"]
-    return []
+    return Matrix(rec, points, saves, discrepancies, ops, channel)
 
 
 def _group_moments(rec: Recording, ops: list[Op], moments: list[Moment]
@@ -189,12 +177,21 @@ def _note_what_saves_left(saves: list[SaveRecord], groups: list[list[Moment]],
             save.pending = state.get("pendingToolUse")
 
 
-def _cross_check(rec: Recording, call_moments: list[tuple[Moment, Any]], end: Moment,
-                 unfollowed: list[Op]) -> list[str]:
-    """Where the model disagrees with what the grader read from disk, or could not follow."""
+def _cross_check(rec: Recording, call_moments: list[tuple[Moment, Any]],
+                 moments: list[Moment], unfollowed: list[Op]) -> list[str]:
+    """Where the model disagrees with what the grader read from disk, or could not follow.
+
+    The grader reads checkpoint.json once a call's frame has arrived, a little after the trace
+    marks it: another thread or process of the submission may have changed the file in between
+    (never after the next frame, which waits for this call's answer). A call agrees when any
+    state from its marker to the next one is what the grader read.
+    """
+    end = moments[-1]
     discrepancies = []
+    settled = [m for m in moments if m.how in ("call", "before", "end")]
+    place = {id(m): i for i, m in enumerate(settled)}
     for moment, call in call_moments:
-        if not _agrees(moment, call.snapshot):
+        if not any(_agrees(m, call.snapshot) for m in _window(settled, place[id(moment)])):
             discrepancies.append(
                 f"when {call.op} call {call.index} came in, checkpoint.json on disk "
                 f"({_snap_words(call.snapshot)}) was not what your recorded file operations "
@@ -210,6 +207,16 @@ def _cross_check(rec: Recording, call_moments: list[tuple[Moment, Any]], end: Mo
             f"{len(unfollowed)} write(s) copied bytes the grader could not follow "
             f"({unfollowed[0].call})")
     return discrepancies
+
+
+def _window(settled: list[Moment], start: int) -> list[Moment]:
+    """The states from the call at ``settled[start]`` to the next call marker (or the end)."""
+    window = [settled[start]]
+    for i in range(start + 1, len(settled)):
+        window.append(settled[i])
+        if settled[i].how in ("call", "end"):
+            break
+    return window
 
 
 def _points(rec, scenario, call_moments, saves, groups, end) -> list[PointMoments]:
@@ -290,13 +297,14 @@ def _agrees(moment: Moment, snap: Snapshot | None) -> bool:
     if snap is None or snap.kind in ("unreadable", "too_big"):
         return True
     if snap.kind == "file":
-        return moment.kind == "file" and moment.data == snap.data
+        return moment.kind == "file" and moment.data is not None and snap.same_bytes(moment.data)
     return moment.kind == snap.kind or (snap.kind == "special" and moment.kind == "special")
 
 
 def _snap_words(snap: Snapshot) -> str:
     if snap.kind == "file":
-        return f"{len(snap.data or b''):,} bytes"
+        size = len(snap.data) if snap.data is not None else snap.size
+        return f"{size or 0:,} bytes"
     return {"absent": "no file"}.get(snap.kind, f"a {snap.kind}")
 
 
@@ -334,13 +342,31 @@ def _observation(matrix: Matrix, pm: PointMoments, moment: Moment) -> Observatio
     elif moment.kind != "absent":
         obs.checkpoint = ""
         obs.checkpoint_bytes = 0
-        obs.parse_error = _KIND_WORDS.get(moment.kind, f"is a {moment.kind}, not a file")
+        obs.parse_error = moment.unfollowed or _KIND_WORDS.get(
+            moment.kind, f"is a {moment.kind}, not a file")
+    obs.ledger, obs.model_calls, obs.tool_calls = _ledger(matrix, moment)
+    obs.saves = [s for s in matrix.saves]
+    obs.stdout_tail, obs.stderr_tail = rec.stdout_tail, rec.stderr_tail
+    obs.run_problems = [{"problem": code, "message": text} for code, text in
+                        run_problems(rec, matrix.discrepancies, matrix.channel)]
+    if moment.how == "during" and moment.write:
+        obs.torn = {"path": "checkpoint.json", "limit": moment.write["kept"],
+                    "bytes_on_disk": obs.checkpoint_bytes,
+                    "bytes_expected": moment.write["bytes"]}
+    obs.events = [{"e": "moment", "how": moment.how, "position": moment.position,
+                   "what": _describe_write(moment)}]
+    return obs
+
+
+def _ledger(matrix: Matrix, moment: Moment) -> tuple[list[dict], int, int]:
+    """(the tool executions, model calls, tool calls) the grader had served at ``moment``; a
+    call in flight there is in the ledger without its result."""
     position = moment.position
     in_flight = moment.op if moment.how == "call" else None
     ledger = []
     models = tools = 0
     marker_pos = matrix.marker_positions()
-    for call in rec.calls:
+    for call in matrix.recording.calls:
         at = marker_pos.get(call.seq)
         if at is None or at > position or (at == position and in_flight is None):
             continue
@@ -354,14 +380,4 @@ def _observation(matrix: Matrix, pm: PointMoments, moment: Moment) -> Observatio
         elif not (in_flight is not None and at == position):
             entry["result"] = call.result
         ledger.append(entry)
-    obs.ledger = ledger
-    obs.model_calls, obs.tool_calls = models, tools
-    obs.saves = [s for s in matrix.saves]
-    obs.stdout_tail, obs.stderr_tail = rec.stdout_tail, rec.stderr_tail
-    if moment.how == "during" and moment.write:
-        obs.torn = {"path": "checkpoint.json", "limit": moment.write["kept"],
-                    "bytes_on_disk": obs.checkpoint_bytes,
-                    "bytes_expected": moment.write["bytes"]}
-    obs.events = [{"e": "moment", "how": moment.how, "position": position,
-                   "what": _describe_write(moment)}]
-    return obs
+    return ledger, models, tools

@@ -93,6 +93,9 @@ class Observation:
         events: the raw timeline of the run.
         stdout_tail, stderr_tail: the end of what the submission printed.
         elapsed: seconds the child ran; cpu: CPU seconds it used (None where unknown).
+        run_problems: what is wrong with the run as a whole, whatever this state holds (file
+            operations the grader could not follow, a channel the code wrote to itself):
+            ``{"problem", "message"}`` each (:mod:`graders.judge.run_problems`).
     """
 
     scenario: str
@@ -119,6 +122,7 @@ class Observation:
     cpu: float | None = None
     exit_code: int | None = None
     signal: int | None = None
+    run_problems: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def state(self) -> Any:
@@ -145,14 +149,15 @@ class Observation:
 
 
 def describe_error(error: dict[str, Any] | None) -> str:
-    """``ValueError: bad (line 12 of your code: `x = y`)`` for an exception summary."""
+    """``ValueError: bad (line 12 of your code: `x = y`)`` for an exception summary (``where``,
+    when the error has it, names the part of the submission instead of "your code")."""
     if not error:
         return "an error"
     text = error.get("type", "Exception")
     if error.get("message"):
         text += f": {error['message']}"
     if error.get("line"):
-        where = f"line {error['line']} of your code"
+        where = f"line {error['line']} of {error.get('where') or 'your code'}"
         if error.get("code"):
             where += f": `{error['code']}`"
         text += f" ({where})"

@@ -2,7 +2,7 @@
 
 Same questions as :mod:`graders.judge.checkpoint_rules` (does ``checkpoint.json`` hold what resume
 needs, judged against the trusted ledger of what the tools really did), for a loop in which one
-model turn may ask for several tools. The checkpoint's shape for such a turn (STYLE.md, lesson 04):
+model turn may ask for several tools. The checkpoint's shape for such a turn (STYLE.md, lesson 05):
 
 - ``pendingToolUse`` is ``None`` when nothing is pending, else a LIST with one entry per
   ``tool_use`` block of the turn, in block order: ``{"id", "name", "input"}``, saved before the

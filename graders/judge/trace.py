@@ -1,10 +1,48 @@
-"""Read a recorded system-call trace (``strace -f -yy -xx``) into file operations, in order.
+"""Read a recorded system-call trace (``strace -f -yy -xx --pidns-translation``) into file
+operations, in order.
 
-Only what can change a file is kept: opens that create or truncate, writes of every kind,
-truncations, renames, links, unlinks, directory and FIFO creation, syncs, seeks, ``chdir``, and the
-grader's call markers (a ``write`` of a ``CKL1`` frame on the grader's socket). Each becomes an
-:class:`Op` with resolved paths where strace gave them (``-yy`` prints the path behind every file
-descriptor, as the traced process saw it inside its sandbox).
+Only what can change a file, or what a file operation later depends on, is kept: opens, writes
+of every kind, truncations, renames, links, unlinks, directory and FIFO creation, syncs, seeks,
+``chdir``, descriptors duplicated and closed, processes and threads started, shared writable
+memory maps, and the grader's call markers (a ``write`` of a ``CKL1`` frame on the grader's
+socket). Each becomes an :class:`Op` with resolved paths where strace gave them (``-yy`` prints
+the path behind every file descriptor, as the traced process saw it inside its sandbox).
+
+The layout of ``Op.args``, which any other observer that fills ``Recording.ops`` must follow
+(the in-process recorder does): strings and paths are ``bytes`` exactly as passed; numbers are
+``int``; flag sets and symbolic constants are ``str`` as strace prints them (``"O_WRONLY|O_CREAT"``,
+``"AT_FDCWD"``, ``"RENAME_EXCHANGE"``, ``"F_DUPFD_CLOEXEC"``; ``0`` for no flags is the int ``0``);
+a file descriptor is ``{"fd": n, "path": b"/work/x"}``, with ``"deleted": True`` when the kernel
+shows the file as deleted (an unlinked or ``O_TMPFILE`` file: the path is then the kernel's name
+for it, such as ``b"/work/#2"``, without strace's ``(deleted)``), and ``"token": "AT_FDCWD"`` for
+the working directory (its path is the process's working directory). ``Op.ret_path`` (and
+``Op.ret_deleted``) describe the descriptor a call returns the same way. Per call:
+
+- ``openat(dirfd, path, flags[, mode])``, ``open(path, flags[, mode])``, ``creat(path, mode)``,
+  ``openat2(dirfd, path, {"struct": {"flags": ...}}, size)``: ``ret`` the new fd, ``ret_path``
+  the file it opened (``O_TMPFILE``: the unnamed file, ``ret_deleted`` True).
+- ``write(fd, data, count)``, ``pwrite64(fd, data, count, offset)``, ``writev(fd, {"list":
+  [{"struct": {"iov_base": data, "iov_len": n}}, ...]}, iovcnt)``, ``pwritev``/``pwritev2`` (the
+  same, then ``offset``): ``ret`` the bytes written; ``sendfile(out_fd, in_fd, {"list": [off],
+  "before": [off]} or 0, count)``, ``copy_file_range(fd_in, off_in, fd_out, off_out, len,
+  flags)``, ``splice(...)``.
+- ``dup(fd)``: ``ret`` the new fd; ``dup2(fd, newfd)``, ``dup3(fd, newfd, flags)``; ``fcntl(fd,
+  cmd, arg)``: kept for every ``cmd``, ``ret`` the new fd for ``"F_DUPFD"``/``"F_DUPFD_CLOEXEC"``,
+  ``arg`` the flag set for ``"F_SETFL"``; ``close(fd)``.
+- ``clone``, ``clone3``, ``fork``, ``vfork``: ``args`` are ``[flags, pid_inside]``: the ``CLONE_*``
+  flags as one string (``""`` for ``fork``, ``"CLONE_VM|CLONE_VFORK"`` for ``vfork``) and the
+  child's pid as the traced processes number it inside their sandbox (None when unknown);
+  ``ret`` is the child's pid as ``Op.pid`` numbers processes (strace's own numbering).
+- ``mmap(addr, length, prot, flags, fd, offset)``; ``io_submit(ctx, nr, iocbs)``.
+- ``rename(old, new)``, ``renameat(olddirfd, old, newdirfd, new)``, ``renameat2(..., flags)``,
+  ``link(old, new)``, ``linkat(olddirfd, old, newdirfd, new, flags)`` (``old`` is ``b""`` with
+  ``"AT_EMPTY_PATH"``), ``symlink(target, path)``, ``symlinkat(target, dirfd, path)``,
+  ``unlink(path)``, ``unlinkat(dirfd, path, flags)``, ``mkdir(path, mode)``, ``mkdirat(dirfd,
+  path, mode)``, ``rmdir(path)``, ``mknod(path, mode, dev)``, ``mknodat(dirfd, path, mode, dev)``.
+- ``ftruncate(fd, length)``, ``truncate(path, length)``, ``fallocate(fd, mode, offset, len)``,
+  ``lseek(fd, offset, whence)`` (``ret`` the new offset), ``chdir(path)``, ``fchdir(fd)``.
+- ``fsync(fd)``, ``fdatasync(fd)``, ``sync_file_range(fd, offset, nbytes, flags)``, ``sync()``,
+  ``syncfs(fd)``.
 """
 
 from __future__ import annotations
@@ -13,7 +51,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["Op", "parse_trace", "MARKER"]
+__all__ = ["Op", "parse_trace", "MARKER", "STARTS"]
 
 #: The first bytes of every frame the sandboxed bootstrap writes to the grader's socket.
 MARKER = b"CKL1 "
@@ -21,7 +59,11 @@ MARKER = b"CKL1 "
 _LINE = re.compile(r"^(\d+)\s+(.*)$")
 _CALL = re.compile(r"^([a-z0-9_]+)\((.*)$", re.S)
 _RESUMED = re.compile(r"^<\.\.\. ([a-z0-9_]+) resumed>(.*)$", re.S)
-_RESULT = re.compile(r"\)\s+=\s+(-?\d+|\?)(?:<(.*)>)?(?:\s+([A-Z][A-Z0-9_]+))?[^)]*$", re.S)
+_RESULT = re.compile(r"\)\s+=\s+(-?\d+|\?)(?:<(.*)>(\(deleted\))?)?(?:\s+([A-Z][A-Z0-9_]+))?"
+                     r"[^)]*$", re.S)
+#: strace's note of a pid in its own numbering: ``= 3 /* 19009 in strace's PID NS */``
+_HOST_PID = re.compile(r"/\* (\d+) in strace's PID NS \*/\s*$")
+_DELETED = "(deleted)"
 _HEX = re.compile(r"(?:\\x[0-9a-f]{2})+")
 
 
@@ -38,6 +80,8 @@ class Op:
         args: the decoded arguments: strings are ``bytes``, fds are ``{"fd": n, "path": ...}``.
         ret_path: the path behind a returned file descriptor (``openat``), if any.
         frame: for a marker, the JSON header of the grader frame (``{"seq", "op", ...}``).
+        ret_deleted: whether the file behind the returned descriptor has no name (``O_TMPFILE``,
+            or already unlinked).
     """
 
     index: int
@@ -48,6 +92,7 @@ class Op:
     args: list = field(default_factory=list)
     ret_path: bytes | None = None
     frame: dict | None = None
+    ret_deleted: bool = False
 
 
 def _unhex(text: str) -> bytes:
@@ -144,7 +189,11 @@ class _Args:
         self.i = j
         if self.i < len(self.text) and self.text[self.i] == "<":
             path = self._annotation()
-            return {"fd": _int(token), "path": path, "token": token}
+            fd = {"fd": _int(token), "path": path, "token": token}
+            if self.text.startswith(_DELETED, self.i):  # "3</work/#2>(deleted)"
+                self.i += len(_DELETED)
+                fd["deleted"] = True
+            return fd
         number = _int(token)
         return token if number is None else number
 
@@ -191,8 +240,11 @@ _KEEP = frozenset({
     "sendfile", "copy_file_range", "ftruncate", "truncate", "fallocate", "rename", "renameat",
     "renameat2", "link", "linkat", "symlink", "symlinkat", "unlink", "unlinkat", "mkdir",
     "mkdirat", "rmdir", "mknod", "mknodat", "fsync", "fdatasync", "lseek", "chdir", "fchdir",
-    "sync", "syncfs", "sync_file_range",
+    "sync", "syncfs", "sync_file_range", "splice", "dup", "dup2", "dup3", "fcntl", "close",
+    "clone", "clone3", "fork", "vfork", "mmap", "io_submit",
 })
+#: The calls that start a process or a thread.
+STARTS = frozenset({"clone", "clone3", "fork", "vfork"})
 
 
 def _hexed(text: str) -> str:
@@ -203,7 +255,7 @@ def _hexed(text: str) -> str:
 #: the sandbox's writable places (or a socket: the grader's markers).
 _FD_CALLS = frozenset({"openat", "open", "creat", "openat2", "lseek", "write", "pwrite64",
                        "writev", "pwritev", "pwritev2", "fsync", "fdatasync", "ftruncate",
-                       "fallocate"})
+                       "fallocate", "dup", "dup2", "dup3", "fcntl", "close", "mmap"})
 _OPENS = frozenset({"openat", "open", "creat", "openat2"})
 _MODELED_MARKS = (_hexed("/work"), _hexed("/tmp"), "UNIX", "(deleted)", "O_TMPFILE")
 
@@ -257,11 +309,17 @@ def parse_trace(text: str, socket_inode: int | None = None) -> list[Op]:
         result = _RESULT.search(rest)
         if not result:
             continue
-        ret_text, ret_path, errno = result.group(1), result.group(2), result.group(3)
+        ret_text, ret_path, errno = result.group(1), result.group(2), result.group(4)
         ret = None if ret_text == "?" else int(ret_text)
-        args = _Args(rest[:result.start()]).parse()
+        if name in STARTS:
+            args = _started(name, rest, ret)
+            host = _HOST_PID.search(rest)
+            ret = int(host.group(1)) if host and ret is not None and ret > 0 else ret
+        else:
+            args = _Args(rest[:result.start()]).parse()
         op = Op(len(ops), pid, name, ret, errno if ret is not None and ret < 0 else None, args,
-                _annotation_path(ret_path) if ret_path else None)
+                _annotation_path(ret_path) if ret_path else None,
+                ret_deleted=result.group(3) is not None)
         if name == "write" and args and isinstance(args[0], dict):
             frame = _frame(args)
             if frame is not None and _on_socket(args[0], socket_inode):
@@ -272,6 +330,16 @@ def parse_trace(text: str, socket_inode: int | None = None) -> list[Op]:
     for i, op in enumerate(ops):
         op.index = i
     return ops
+
+
+def _started(name: str, rest: str, ret: int | None) -> list:
+    """``[flags, pid_inside]`` of a call that starts a process or thread (see the docstring)."""
+    flags = re.search(r"flags=([A-Z0-9_|]+)", rest)
+    text = flags.group(1) if flags else {"vfork": "CLONE_VM|CLONE_VFORK"}.get(name, "")
+    inside = ret if ret is not None and ret > 0 else None
+    if inside is not None and not _HOST_PID.search(rest) and "CLONE_NEWPID" in text:
+        inside = 1  # the first process of a new pid namespace
+    return [text, inside]
 
 
 def _on_socket(fd: dict, inode: int | None) -> bool:

@@ -4,23 +4,34 @@ from __future__ import annotations
 
 import dataclasses
 
+from graders.judge.budget import OverBudget, over_budget_message
 from graders.judge.checkpoint_rules import check, load_error_verdict
 from graders.judge.crash_points import NO_CRASH
 from graders.judge.matrix import Matrix, build_matrix
+from graders.judge.moments import in_save, moment_words
 from graders.judge.observation import describe_error
 from graders.judge.recording import Recording
-from graders.judge.verdict import Verdict
+from graders.judge.run_problems import CHANNEL, UNOBSERVED, run_problems
+from graders.judge.verdict import LOAD_POINT, Verdict
 
-__all__ = ["judge", "load_message", "UNOBSERVED", "CHANNEL"]
+__all__ = ["judge", "load_message", "over_budget_verdict", "UNOBSERVED", "CHANNEL",
+           "OVER_BUDGET"]
 
-#: Problem codes of the traced grader, beside the judge's own
-#: (graders.judge.checkpoint_rules.PROBLEMS).
-UNOBSERVED = "unobserved_write"
-CHANNEL = "grader_channel"
+#: The problem code of a run that cost the grader more than one run may.
+OVER_BUDGET = "over_budget"
+
+
+def over_budget_verdict(scenario: str, message: str) -> Verdict:
+    """The single verdict of a run that cost the grader more than one run may."""
+    return Verdict(scenario, LOAD_POINT, LOAD_POINT, False, message,
+                   {"problem": OVER_BUDGET, "problems": [OVER_BUDGET]})
 
 
 def load_message(rec: Recording) -> str | None:
-    """Why the submission could not even be loaded (a student message), or None."""
+    """Why the submission could not even be loaded, or its run not graded (a student
+    message), or None."""
+    if rec.over_budget:
+        return over_budget_message(rec.over_budget)
     if rec.ended != "not_loaded":
         if rec.ended in ("hung", "died") and not rec.loaded:
             if rec.ended == "hung":
@@ -49,23 +60,13 @@ def load_message(rec: Recording) -> str | None:
             "it to definitions.")
 
 
-_CALLS = {"rename": "rename", "renameat": "rename", "renameat2": "rename", "link": "link",
-          "linkat": "link", "unlink": "removal of a file", "unlinkat": "removal of a file",
-          "openat": "open", "open": "open", "creat": "open", "openat2": "open",
-          "ftruncate": "truncation", "truncate": "truncation", "write": "write",
-          "pwrite64": "write", "writev": "write", "sendfile": "copy", "copy_file_range": "copy"}
-
-
 def _label(point, moment) -> str:
-    """The crash point's label, made exact for one moment inside a save."""
+    """The crash point's label, made exact for one moment inside a save ("after 1 of 2,913
+    bytes of a write in save 2 (...)", "just before a rename in save 2 (...)")."""
     if point.kind not in ("torn_write", "killed_before_rename") or moment.op is None:
         return point.label
     where = point.label[point.label.find("("):] if "(" in point.label else ""
-    what = _CALLS.get(moment.op.call, moment.op.call)
-    if moment.how == "during" and moment.write:
-        return (f"halfway through a {moment.write['bytes']:,}-byte {what} in save "
-                f"{point.index} {where}").rstrip()
-    return f"just before a {what} in save {point.index} {where}".rstrip()
+    return in_save(moment_words(moment), point.index, where)
 
 
 def judge(rec: Recording, scenario, kinds=None, *,
@@ -78,10 +79,15 @@ def judge(rec: Recording, scenario, kinds=None, *,
     :func:`graders.judge.checkpoint_rules.check`; an exercise with other rules, such as several tool
     calls in one turn, passes its own).
     """
+    if rec.over_budget:
+        return [over_budget_verdict(scenario.name, load_message(rec))], None
     problem = load_message(rec)
     if problem:
         return [load_error_verdict(scenario.name, problem)], None
-    matrix = build_matrix(rec, scenario)
+    try:
+        matrix = build_matrix(rec, scenario)
+    except OverBudget as exc:
+        return [over_budget_verdict(scenario.name, str(exc))], None
     verdicts = []
     for pm in matrix.points:
         if kinds is not None and pm.point.kind not in kinds and pm.point.kind != NO_CRASH:
@@ -106,18 +112,7 @@ def judge(rec: Recording, scenario, kinds=None, *,
         chosen.evidence["moments"] = len(pm.moments)
         verdicts.append(chosen)
     final = verdicts[-1]
-    problems = []
-    if matrix.discrepancies:
-        problems.append((UNOBSERVED, (
-            "Your code changed checkpoint.json in a way the grader could not follow: "
-            f"{matrix.discrepancies[0]}. The grader checks every state a crash could leave by "
-            "replaying your file operations, so it needs them to be ordinary file operations "
-            "(open, write, rename, ...), made while the loop runs.")))
-    if rec.protocol:
-        problems.append((CHANNEL, (
-            f"Your code wrote {rec.protocol[0]} to the grader's own channel (the socket behind "
-            "call_model and execute_tool). Only call the two functions; the channel is not "
-            "yours to write.")))
+    problems = run_problems(rec, matrix.discrepancies, matrix.channel)
     if problems:
         final.passed = False
         keys = [k for k, _ in problems]

@@ -8,4 +8,6 @@ never a file of the repository), the lessons show it, and the judge holds saves 
 - `graders.loop.resume`: the reference resume, in steps: `resume_reading` (read and parse),
   `resume_fields` (the version and one check per field), `resume_run` (run on),
   `resume_report` (what it found), `conversation` (tool calls and results in ``messages``).
+- `graders.loop.restart`: what a restarted process runs after a kill: resume as a loop that
+  saves, through the submission's ``save_checkpoint``.
 """

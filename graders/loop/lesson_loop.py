@@ -37,10 +37,10 @@ def save_checkpoint(state):
             json.dump(state, f)
             f.flush()
             # A killed process keeps what the page cache holds; fsync also asks for the bytes to
-            # reach the disk before the rename makes them the checkpoint, for a power cut. That
-            # is enough on Linux. On macOS fsync stops at the drive's own cache, and only
-            # fcntl(fd, F_FULLFSYNC) flushes that; surviving a power cut also needs an fsync of
-            # the directory after the rename (lesson part 4). The checks kill processes only.
+            # reach the disk before the rename makes them the checkpoint, for a power cut. On
+            # Linux fsync makes the bytes durable; a durable rename also needs an fsync of the
+            # directory after it (Level 3). On macOS fsync stops at the drive's own cache, and
+            # only fcntl(fd, F_FULLFSYNC) flushes that. The checks kill processes only.
             os.fsync(f.fileno())
         os.replace(tmp_path, CHECKPOINT)
     except BaseException:

@@ -5,8 +5,12 @@ grade without running student code in a kernel, the batch pool, and what a grade
   (``exercises/`` kept equal to nbgrader's own release);
 - the course directory: ``course`` (``nbgrader_config.py``, the gradebook, nbgrader's API),
   ``settings`` (exchange, feedback, JupyterLab);
-- grading inside nbgrader: ``preprocessors``, ``cells`` (what a graded cell shows),
-  ``feedback``, ``validation`` (Validate's wording);
-- grading a folder of submissions: ``submissions``, ``grading_pool``, ``grading_worker``,
-  ``gradebook``, ``score_report`` (``batch`` imports them all from one place).
+- grading inside nbgrader: ``preprocessors``, ``split_cells`` (cells that share a grade_id,
+  joined), ``cells`` (what a graded cell shows, from the check's record), ``feedback``,
+  ``safe_html`` (students' HTML made inert in the feedback and formgrader), ``validation``
+  (Validate's wording);
+- grading a folder of submissions: ``submissions`` (regular files only, capped),
+  ``grading_pool``, ``grading_worker`` (a time limit per student), ``gradebook`` (the scores and
+  the checks' records), ``score_report`` (the class summary, each student's table, the CSV; all
+  from the records) (``batch`` imports them all from one place).
 """

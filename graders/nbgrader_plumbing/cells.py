@@ -2,14 +2,14 @@
 
 nbgrader's own ``determine_grade`` scores a test cell from its outputs: an ``error`` output (or
 anything on stderr) is zero, an ``execute_result`` holding a number is partial credit, anything
-else is full marks. :func:`verdict_outputs` writes exactly one of those shapes per check, with the
-check's message as the text the student reads in the feedback.
+else is full marks. :func:`verdict_outputs` writes exactly one of those shapes per check, from the
+check's record (`graders.checks.record`, stored in the cell's metadata beside it), as the text the
+student reads in the feedback.
 """
 
 from __future__ import annotations
 
 import textwrap
-from typing import Any
 
 from nbformat import NotebookNode
 from nbgrader import utils
@@ -20,6 +20,7 @@ __all__ = [
     "is_autograded_test_cell",
     "verdict_outputs",
     "verdict_text",
+    "record_text",
     "WRAP",
 ]
 
@@ -39,12 +40,6 @@ def is_autograded_test_cell(cell: NotebookNode) -> bool:
 def autograded_test_cells(nb: NotebookNode) -> list[NotebookNode]:
     """The autograded test cells of ``nb``, in notebook order."""
     return [cell for cell in nb.cells if is_autograded_test_cell(cell)]
-
-
-def _field(obj: Any, name: str, default: Any = None) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
 
 
 def _stream(text: str) -> NotebookNode:
@@ -79,46 +74,38 @@ def verdict_text(title: str, score: float, points: float, message: str, *,
     return _wrap(body)
 
 
-def verdict_outputs(grade_id: str, points: float, result: Any, *, check: Any = None,
-                    grader_failure: str | None = None,
-                    restored: bool = False) -> list[NotebookNode]:
-    """The outputs that replace test cell ``grade_id``'s, for nbgrader to score.
-
-    ``result`` is the check's ``CheckResult`` (or its ``to_dict()``), None when there is none;
-    ``check`` the ``Check`` (for its title and points); ``grader_failure`` says why the grader
-    could not run; ``restored`` marks a test cell that nbgrader put back after the student
-    deleted it.
-    """
-    title = _field(check, "title") or grade_id
-    if _field(check, "hidden"):
+def record_text(record: dict, *, note: str = "") -> str:
+    """What a check's record (`graders.checks.record`) says, as :func:`verdict_text` words it:
+    the feedback, Gradescope's test output and the Validate dialog read the same."""
+    title = str(record.get("title") or record.get("check_id"))
+    if record.get("hidden"):
         title += " (hidden check)"
+    status = _STATUS_WORDS.get(record.get("status"))
+    if record.get("status") == "passed" and float(record["score"]) < float(record["points"]):
+        status = "partly passed"
+    elif record.get("status") == "failed" and float(record["score"]) > 0:
+        status = "partly passed"
+    return verdict_text(title, float(record["score"]), float(record["points"]),
+                        str(record.get("message") or ""), note=note, status=status)
+
+
+_STATUS_WORDS = {"passed": "passed", "failed": "not passed", "not_checked": "not checked"}
+
+
+def verdict_outputs(record: dict, *, restored: bool = False) -> list[NotebookNode]:
+    """The outputs that replace a test cell's, for nbgrader to score, from the check's
+    ``record`` (`graders.checks.record`): full marks a stream, nothing an error (no
+    traceback), partial credit a stream and an ``execute_result`` with the points earned.
+
+    ``restored`` marks a test cell that nbgrader put back after the student deleted it.
+    """
     note = ("This test cell was missing from your notebook; nbgrader put it back and it was "
             "graded on your code.\n" if restored else "")
-    if result is None:
-        if grader_failure:
-            why = (f"The grader could not run this check ({grader_failure}). This is not your "
-                   "fault: tell your instructor.")
-        else:
-            why = (f"There is no check called {grade_id!r} in graders.checks, so this test cell "
-                   "cannot be graded: tell your instructor.")
-        return [_error(_wrap(f"{note}{title}: not graded (0/{points:g} points)\n{why}"))]
-
-    message = str(_field(result, "message", "") or "").strip()
-    check_points = _field(check, "points")
-    earned = _field(result, "points_earned")
-    if check_points and earned is not None:
-        fraction = max(0.0, min(1.0, float(earned) / float(check_points)))
-    else:
-        fraction = 1.0 if _field(result, "passed") else 0.0
-    score = round(points * fraction, 4)
-    if _field(result, "passed") and fraction >= 1.0:
-        return [_stream(verdict_text(title, score, points, message, note=note,
-                                     status="passed"))]
+    text = record_text(record, note=note)
+    score, points = float(record["score"]), float(record["points"])
+    if record.get("status") == "passed" and score >= points:
+        return [_stream(text)]
     if score > 0:
-        return [
-            _stream(verdict_text(title, score, points, message, note=note,
-                                 status="partly passed")),
-            NotebookNode(output_type="execute_result", execution_count=None, metadata={},
-                         data={"text/plain": f"{score:g}"}),
-        ]
-    return [_error(verdict_text(title, 0, points, message, note=note, status="not passed"))]
+        return [_stream(text), NotebookNode(output_type="execute_result", execution_count=None,
+                                             metadata={}, data={"text/plain": f"{score:g}"})]
+    return [_error(text)]

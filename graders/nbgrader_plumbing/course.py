@@ -75,6 +75,8 @@ c.GenerateAssignment.preprocessors = {generate}
 c.Autograde.sanitize_preprocessors = {sanitize}
 c.Autograde.autograde_preprocessors = {autograde}
 
+# Cells that share a grade_id (JupyterLab's Split Cell) are joined in notebook order
+# (JoinSplitCells), where nbgrader's DeduplicateIds would refuse the notebook.
 # A deleted test cell is put back (RestoreTestCells, an OverwriteCells that does not trip over
 # nbgrader 0.9.6's KeyError) and graded on the student's code.
 c.OverwriteCells.add_missing_cells = True
@@ -97,7 +99,8 @@ def config_text(cell_timeout: int = CELL_TIMEOUT, not_run_at_grading: Iterable[s
                 _OURS + "ReleaseStarter", _NB + "ClearOutput", _NB + "CheckCellMetadata",
                 _NB + "ComputeChecksums", _NB + "SaveCells", _NB + "ClearHiddenTests",
                 _NB + "ClearMarkScheme", _NB + "ComputeChecksums", _NB + "CheckCellMetadata"]
-    sanitize = [_NB + "ClearOutput", _NB + "DeduplicateIds", _NB + "OverwriteKernelspec",
+    sanitize = [_NB + "ClearOutput", _OURS + "JoinSplitCells", _NB + "DeduplicateIds",
+                _NB + "OverwriteKernelspec",
                 _OURS + "RestoreTestCells", _NB + "CheckCellMetadata"]
     autograde = [_OURS + "StartVerdicts", _OURS + "RunNothing", _NB + "IgnorePattern",
                  "nbconvert.preprocessors.ClearMetadataPreprocessor", _NB + "LimitOutput",

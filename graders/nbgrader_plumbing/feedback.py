@@ -1,4 +1,5 @@
-"""What the feedback HTML adds to nbgrader's: wrapped text, and written answers that await marking.
+"""What the feedback HTML adds to nbgrader's: wrapped text, written answers that await marking,
+and answers joined from split cells.
 
 nbgrader's feedback page shows outputs and code in ``<pre>`` blocks that never wrap, so a long
 line runs off the right edge; and a written answer that is not marked yet shows as "0 / 4" like
@@ -15,6 +16,8 @@ from nbformat import NotebookNode
 from nbformat.v4 import new_markdown_cell
 from nbgrader import utils
 from nbgrader.preprocessors import NbGraderPreprocessor
+
+from graders.nbgrader_plumbing.split_cells import joined_cells
 
 __all__ = ["AWAITING_CLASS", "FEEDBACK_CSS", "FeedbackNotes"]
 
@@ -40,32 +43,45 @@ def _note(text: str) -> NotebookNode:
     return new_markdown_cell(f'<div class="{AWAITING_CLASS}">\n\n{text}\n\n</div>')
 
 
+def _awaiting(nb: NotebookNode, info: dict) -> list[tuple[int, str, float]]:
+    """(index, grade_id, points) of each written answer that is not marked yet."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    awaiting = []
+    with Gradebook(info["db_url"]) as gb:
+        for index, cell in enumerate(nb.cells):
+            if not (utils.is_grade(cell) and utils.is_solution(cell)):
+                continue
+            grade_id = cell.metadata["nbgrader"]["grade_id"]
+            try:
+                grade = gb.find_grade(grade_id, info["notebook"], info["assignment"],
+                                      info["student"])
+            except MissingEntry:
+                continue
+            if grade.needs_manual_grade and grade.manual_score is None:
+                awaiting.append((index, grade_id, float(grade.max_score)))
+    return awaiting
+
+
 class FeedbackNotes(NbGraderPreprocessor):
-    """Wrap the feedback's text, and say which written answers await marking."""
+    """Wrap the feedback's text, say which written answers await marking, and which answers
+    were joined from split cells."""
 
     def preprocess(self, nb: NotebookNode, resources: dict):
-        from nbgrader.api import Gradebook, MissingEntry
-
         info = resources.get("nbgrader", {})
         inlining = resources.setdefault("inlining", {})
         inlining["css"] = [*inlining.get("css", []), FEEDBACK_CSS]
-        awaiting: list[tuple[int, str, float]] = []
-        with Gradebook(info["db_url"]) as gb:
-            for index, cell in enumerate(nb.cells):
-                if not (utils.is_grade(cell) and utils.is_solution(cell)):
-                    continue
-                grade_id = cell.metadata["nbgrader"]["grade_id"]
-                try:
-                    grade = gb.find_grade(grade_id, info["notebook"], info["assignment"],
-                                          info["student"])
-                except MissingEntry:
-                    continue
-                if grade.needs_manual_grade and grade.manual_score is None:
-                    awaiting.append((index, grade_id, float(grade.max_score)))
-        for index, grade_id, points in reversed(awaiting):
-            nb.cells.insert(index + 1, _note(
-                f"**Awaiting marking.** Your instructor has not marked `{grade_id}` yet: the "
-                f"0 / {points:g} above is not its score. Feedback made after marking shows it."))
+        awaiting = _awaiting(nb, info)
+        notes = [(index, f"**Graded as one cell.** Your `{grade_id}` was in {count} cells with "
+                  "one id (JupyterLab's *Split Cell* leaves that): they were joined in notebook "
+                  "order, as shown above, and graded as one.")
+                 for index, cell in enumerate(nb.cells)
+                 for grade_id, count in joined_cells({"cells": [cell]}).items()]
+        notes += [(index, f"**Awaiting marking.** Your instructor has not marked `{grade_id}` "
+                   f"yet: the 0 / {points:g} above is not its score. Feedback made after marking "
+                   "shows it.") for index, grade_id, points in awaiting]
+        for index, text in sorted(notes, key=lambda note: note[0], reverse=True):
+            nb.cells.insert(index + 1, _note(text))
         if awaiting:
             names = ", ".join(f"`{g}` ({p:g} points)" for _, g, p in awaiting)
             total = sum(p for _, _, p in awaiting)

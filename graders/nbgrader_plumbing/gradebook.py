@@ -1,33 +1,52 @@
-"""The course's gradebook: each student's autograded scores, with each test's reason; zeros.
+"""The course's gradebook: each student's autograded scores, with each check's record; zeros.
 
-:func:`read_results` reads nbgrader's sqlite gradebook and, for each test, the reason its
-verdict gave in the autograded notebook; :func:`record_zero` records a student with nothing
-gradable (or whose autograde failed) with 0 for every autograded test.
+:func:`read_results` reads nbgrader's sqlite gradebook (the scores, as nbgrader and any manual
+override keep them) and, for each test, the record of its check that the grader stored in the
+autograded notebook (`graders.checks.record`: status, cause, message); :func:`record_zero`
+records a student with nothing gradable (or whose autograde failed) with 0 for every autograded
+test.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 
 import nbformat
 
+from graders.checks.record import METADATA_KEY
 from graders.nbgrader_plumbing.cells import autograded_test_cells
 from graders.nbgrader_plumbing.course import Course
+from graders.nbgrader_plumbing.split_cells import joined_cells
 
 __all__ = ["TestScore", "StudentResult", "record_zero", "read_results"]
 
 
 @dataclass
 class TestScore:
-    """One autograded test of one student, as the gradebook has it."""
+    """One autograded test of one student, as the gradebook has it, with its check's record."""
 
     notebook: str
     test: str
     score: float | None
     max_score: float
-    message: str = ""
+    #: the check's record (`graders.checks.record`); empty when the grader stored none
+    record: dict = field(default_factory=dict)
     #: False when the student did not hand this notebook in (its tests then score 0)
     submitted: bool = True
+
+    @property
+    def status(self) -> str:
+        """``"not_submitted"``, else the record's status (or, without one, the score's)."""
+        if not self.submitted:
+            return "not_submitted"
+        if self.record.get("status"):
+            return self.record["status"]
+        return "passed" if self.score is not None and self.score >= self.max_score else "failed"
+
+    @property
+    def message(self) -> str:
+        return str(self.record.get("message") or "")
 
 
 @dataclass
@@ -46,6 +65,11 @@ class StudentResult:
     def max_score(self) -> float:
         return sum(t.max_score for t in self.tests)
 
+    @property
+    def not_submitted(self) -> list[str]:
+        """The notebooks the student did not hand in (their tests score 0), in order."""
+        return list(dict.fromkeys(t.notebook for t in self.tests if not t.submitted))
+
 
 def _source_tests(course: Course) -> dict[str, list[str]]:
     tests = {}
@@ -55,27 +79,25 @@ def _source_tests(course: Course) -> dict[str, list[str]]:
     return tests
 
 
-def _messages(course: Course, student: str, notebook: str) -> dict[str, str]:
-    """Each test's reason, from the autograded notebook: the text under its verdict's heading,
-    "<title>: not passed (0/3 points)", unwrapped into one paragraph."""
+def _autograded(course: Course, student: str, notebook: str) -> dict:
+    """The autograded notebook of ``student`` (as JSON; empty when there is none)."""
     path = course.autograded_dir(student) / f"{notebook}.ipynb"
-    if not path.is_file():
+    try:
+        nb = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return {}
-    nb = nbformat.read(path, as_version=4)
-    messages = {}
-    for cell in autograded_test_cells(nb):
-        texts = []
-        for output in cell.get("outputs", []):
-            if output.get("output_type") == "error":
-                texts.append("\n".join(output.get("traceback") or [output.get("evalue", "")]))
-            elif output.get("output_type") == "stream":
-                texts.append(output.get("text", ""))
-        lines = "\n".join(texts).strip().splitlines()
-        heads = [i for i, line in enumerate(lines) if line.endswith(" points)")]
-        start = heads[0] + 1 if heads else 0
-        messages[cell.metadata["nbgrader"]["grade_id"]] = " ".join(
-            line.strip() for line in lines[start:] if line.strip())
-    return messages
+    return nb if isinstance(nb, dict) and isinstance(nb.get("cells"), list) else {}
+
+
+def _records(nb: dict) -> dict[str, dict]:
+    """Each test cell's record of its check, by grade_id, as WriteVerdicts stored it."""
+    records = {}
+    for cell in autograded_test_cells(nbformat.from_dict(nb)) if nb else []:
+        lab = cell.metadata.get(METADATA_KEY)
+        record = lab.get("result") if isinstance(lab, dict) else None
+        if isinstance(record, dict):
+            records[cell.metadata["nbgrader"]["grade_id"]] = record
+    return records
 
 
 def _handed_in(course: Course, student: str) -> set[str]:
@@ -103,11 +125,12 @@ def record_zero(course: Course, student: str) -> None:
 def read_results(course: Course, students: list[str],
                  notes: dict[str, list[str]] | None = None,
                  submitted: dict[str, set[str]] | None = None) -> list[StudentResult]:
-    """The autograded scores of ``students`` from the course's gradebook, with each test's reason.
+    """The autograded scores of ``students`` from the course's gradebook, with each test's
+    record (`graders.checks.record`).
 
     ``submitted`` names, per student, the notebooks they handed in (default: the notebooks in
-    their ``submitted/`` folder); the tests of any other notebook are marked not submitted, and
-    the student's notes say so.
+    their ``submitted/`` folder); the tests of any other notebook are marked not submitted.
+    The notes say which answers were joined from split cells.
     """
     from nbgrader.api import Gradebook, MissingEntry
 
@@ -120,10 +143,11 @@ def read_results(course: Course, students: list[str],
             scores = []
             student_notes = list((notes or {}).get(student, []))
             for notebook, ids in tests.items():
-                if notebook not in handed_in:
-                    student_notes.append(f"{notebook}.ipynb was not submitted: its tests "
-                                         "score 0")
-                messages = _messages(course, student, notebook)
+                nb = _autograded(course, student, notebook) if notebook in handed_in else {}
+                records = _records(nb)
+                student_notes += [f"{notebook}.ipynb: the answer {grade_id} was in {count} cells "
+                                  "with one id (Split Cell?), graded as one"
+                                  for grade_id, count in joined_cells(nb).items()]
                 try:
                     sub = gb.find_submission_notebook(notebook, course.assignment, student)
                     by_name = {g.name: g for g in sub.grades}
@@ -134,7 +158,6 @@ def read_results(course: Course, students: list[str],
                     scores.append(TestScore(
                         notebook, test, None if grade is None else grade.score,
                         0.0 if grade is None else float(grade.max_score),
-                        messages.get(test, "") if notebook in handed_in else "",
-                        submitted=notebook in handed_in))
+                        records.get(test, {}), submitted=notebook in handed_in))
             results.append(StudentResult(student, scores, student_notes))
     return results

@@ -12,9 +12,15 @@ import concurrent.futures
 import multiprocessing
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 from graders.nbgrader_plumbing.course import Course
-from graders.nbgrader_plumbing.grading_worker import LOG_NAME, grade_one, worker_init
+from graders.nbgrader_plumbing.grading_worker import (
+    LOG_NAME,
+    STUDENT_TIMEOUT,
+    grade_one,
+    worker_init,
+)
 
 __all__ = ["default_jobs", "autograde_students"]
 
@@ -38,11 +44,12 @@ def _pool(course: Course, jobs: int):
 
 
 def _run_pool(course: Course, students: list[str], jobs: int, feedback: bool,
-              done: Callable[[dict], None]) -> list[str]:
+              done: Callable[[dict], None], timeout: float | None) -> list[str]:
     """Grade ``students`` in one pool; return those whose worker died (the pool broke)."""
     lost: list[str] = []
     with _pool(course, jobs) as pool:
-        futures = {pool.submit(grade_one, s, course.assignment, feedback): s for s in students}
+        futures = {pool.submit(grade_one, s, course.assignment, feedback, timeout): s
+                   for s in students}
         for future in concurrent.futures.as_completed(futures):
             student = futures[future]
             try:
@@ -58,12 +65,15 @@ def _run_pool(course: Course, students: list[str], jobs: int, feedback: bool,
 
 
 def autograde_students(course: Course, students: list[str], *, jobs: int | None = None,
-                       feedback: bool = True,
-                       on_done: Callable[[dict], None] | None = None) -> dict[str, dict]:
+                       feedback: bool = True, on_done: Callable[[dict], None] | None = None,
+                       timeout: float | None = STUDENT_TIMEOUT) -> dict[str, dict]:
     """Autograde (and write feedback for) ``students`` in parallel; return student -> outcome.
 
     Each outcome holds ``success``, ``error`` (the last error line, when it failed), ``log`` and
-    ``seconds``. ``on_done`` is called with each outcome as it finishes (for a progress bar).
+    ``seconds``; ``timed_out`` when the student's grading took longer than ``timeout`` seconds
+    and was stopped. ``on_done`` is called with each outcome as it finishes (for a progress bar).
+    The workers' log (``LOG_NAME`` in the course directory) is removed when nothing was written
+    to it.
 
     A grading process that dies (a fault of the grader: the submissions run in the sandbox, out
     of its reach) costs no other student: those its pool had not finished are graded in a fresh
@@ -80,12 +90,22 @@ def autograde_students(course: Course, students: list[str], *, jobs: int | None 
         if on_done:
             on_done(outcome)
 
-    lost = _run_pool(course, list(students), jobs, feedback, done)
+    lost = _run_pool(course, list(students), jobs, feedback, done, timeout)
     if lost:  # the students the broken pool never finished, in a fresh pool
-        lost = _run_pool(course, lost, jobs, feedback, done)
+        lost = _run_pool(course, lost, jobs, feedback, done, timeout)
     for student in lost:  # still lost: each alone, so a death is that student's only
-        if _run_pool(course, [student], 1, feedback, done):
+        if _run_pool(course, [student], 1, feedback, done, timeout):
             done({"student": student, "success": False, "tries": 2,
                   "error": "the grading process died twice while grading this student (a fault "
                            "of the grader, logged in " + LOG_NAME + ")"})
+    _drop_if_empty(course.root / LOG_NAME)
     return outcomes
+
+
+def _drop_if_empty(log: Path) -> None:
+    """Remove the workers' log when they wrote nothing to it (no empty file left behind)."""
+    try:
+        if log.stat().st_size == 0:
+            log.unlink()
+    except OSError:
+        pass

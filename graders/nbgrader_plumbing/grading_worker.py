@@ -10,16 +10,21 @@ is :mod:`graders.nbgrader_plumbing.grading_pool`.
 from __future__ import annotations
 
 import os
+import signal
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from graders.nbgrader_plumbing.course import nbgrader_api
 
-__all__ = ["LOG_NAME", "quiet_sqlalchemy", "worker_init", "grade_one"]
+__all__ = ["LOG_NAME", "STUDENT_TIMEOUT", "quiet_sqlalchemy", "worker_init", "grade_one"]
 
 #: The course directory's log of the grading workers' own output (kernels, nbgrader).
 LOG_NAME = "checkpoint-lab-grade.log"
 _DB_RETRIES = 3
+#: Seconds one student's autograde and feedback may take in all, by default (a student takes
+#: seconds; a notebook made to cost the grader time is stopped, as that student's failure).
+STUDENT_TIMEOUT = 300.0
 #: This worker process's nbgrader API, made once by :func:`worker_init`.
 _API = None
 
@@ -52,10 +57,34 @@ def _last_error(result: dict) -> str:
     return (error[-1] if error else lines[-1] if lines else "unknown error").strip()
 
 
-def grade_one(student: str, assignment: str, feedback: bool) -> dict:
-    """Autograde ``student`` (and write their feedback); the outcome, as a dict."""
-    started = time.monotonic()
-    outcome: dict = {"student": student, "success": False, "tries": 0}
+class _OutOfTime(BaseException):
+    """Raised in the worker when a student's time is up (a BaseException: nbgrader's own
+    ``except Exception`` blocks do not swallow it)."""
+
+
+@contextmanager
+def _time_limit(seconds: float | None):
+    """Raise `_OutOfTime` in this (the worker's main) thread after ``seconds``, and again until
+    the block is left."""
+    if not seconds or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expire(_signum, _frame):
+        raise _OutOfTime
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    # again every half second: an exception raised where Python ignores it (a weakref
+    # callback, a __del__) is lost, and the next one lands
+    signal.setitimer(signal.ITIMER_REAL, seconds, 0.5)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _autograde(outcome: dict, student: str, assignment: str, feedback: bool) -> None:
     for _ in range(_DB_RETRIES):
         outcome["tries"] += 1
         result = _API.autograde(assignment, student, force=True, create=True)
@@ -69,5 +98,30 @@ def grade_one(student: str, assignment: str, feedback: bool) -> dict:
         outcome["feedback_ok"] = bool(fb.get("success"))
         if not fb.get("success"):
             outcome["feedback_error"] = _last_error(fb)
+
+
+def grade_one(student: str, assignment: str, feedback: bool,
+              timeout: float | None = STUDENT_TIMEOUT) -> dict:
+    """Autograde ``student`` (and write their feedback) in at most ``timeout`` seconds; the
+    outcome, as a dict (``timed_out`` when the time was up: the student is not graded)."""
+    started = time.monotonic()
+    outcome: dict = {"student": student, "success": False, "tries": 0}
+    expired = False
+    try:
+        with _time_limit(timeout):
+            try:
+                _autograde(outcome, student, assignment, feedback)
+            except _OutOfTime:
+                expired = True
+    except _OutOfTime:  # in the instant between the work and the end of the limit
+        expired = True
+    # nbgrader's own log capture catches even a BaseException: the clock says what happened
+    late = expired or bool(timeout and time.monotonic() - started >= timeout)
+    stopped = (f"it took longer than {timeout:g} s, so it was stopped (is a notebook far larger "
+               "than the exercise's?)")
+    if late and not outcome["success"]:
+        outcome.update(success=False, timed_out=True, error=f"grading this student: {stopped}")
+    elif late and feedback and not outcome.get("feedback_ok"):
+        outcome.update(feedback_ok=False, feedback_error=stopped)
     outcome["seconds"] = time.monotonic() - started
     return outcome

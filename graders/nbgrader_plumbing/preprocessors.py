@@ -8,11 +8,14 @@
   user's, so nothing it does at grading time can reach the course, the gradebook or other
   students. :class:`GuardedExecute` (nbgrader's Execute, made safe from a broken kernel) stays
   for course directories built before.
+- :class:`JoinSplitCells` (autograde's sanitize step, before nbgrader's ``DeduplicateIds``): joins
+  the cells that share one grade_id (JupyterLab's *Split Cell*), in notebook order
+  (:mod:`graders.nbgrader_plumbing.split_cells`).
 - :class:`StartVerdicts` (before Execute) and :class:`WriteVerdicts` (after Execute and
   LimitOutput, before SaveAutoGrades): take the student's code out of the notebook
-  (:func:`graders.checks.submission_from_notebook`), grade it in fresh processes outside the
-  student's kernel (:func:`graders.checks.grade_submission`, started before the kernel so both
-  run at once), and overwrite the outputs of every autograded test cell with the verdict, so
+  (:func:`graders.checks.submission_from_notebook`: ``{grade_id: code}``), grade it in fresh
+  processes outside the student's kernel (:func:`graders.checks.grade_submission`), store each
+  check's result as JSON in its test cell's metadata and write the verdict into its outputs, so
   that nbgrader's own SaveAutoGrades scores what the code really earns.
 
 The configuration that wires them in is written by :mod:`graders.nbgrader_plumbing.course`.
@@ -36,9 +39,10 @@ from graders.nbgrader_plumbing.cells import (
     autograded_test_cells,
     verdict_outputs,
 )
+from graders.nbgrader_plumbing.split_cells import JoinSplitCells
 
-__all__ = ["ReleaseStarter", "RestoreTestCells", "RunNothing", "GuardedExecute", "StartVerdicts",
-           "WriteVerdicts"]
+__all__ = ["ReleaseStarter", "RestoreTestCells", "JoinSplitCells", "RunNothing", "GuardedExecute",
+           "StartVerdicts", "WriteVerdicts"]
 
 _VERDICTS = "checkpoint_lab_verdicts"
 _KERNEL_NOTE = "checkpoint_lab_kernel_note"
@@ -236,37 +240,33 @@ def _notebook_name(resources: dict) -> str:
     return resources["nbgrader"]["notebook"]
 
 
-def _grade_source(source: str, notebook: str, timeout: float | None) -> dict:
+def _grade_cells(cells, timeout: float | None) -> dict:
     from graders.checks import grade_submission
 
     kwargs = {} if timeout is None else {"timeout": timeout}
-    return grade_submission(source, notebook, include_hidden=True, **kwargs)
+    return grade_submission(cells, cells.notebook, include_hidden=True, **kwargs)
 
 
-def _grade(nb: NotebookNode, notebook: str, timeout: float | None) -> dict:
-    from graders.checks import submission_from_notebook
-
-    return _grade_source(submission_from_notebook(nb, notebook=notebook), notebook, timeout)
-
-
-#: Gradings started, by (notebook, the code of its answer cells): a notebook's grading may be
-#: started early, while nbgrader still works on the submission's other notebooks.
-_STARTED: dict[tuple[str, str], concurrent.futures.Future] = {}
+#: Gradings started, by the answer cells' key: a notebook's grading may be started early, while
+#: nbgrader still works on the submission's other notebooks.
+_STARTED: dict[tuple, concurrent.futures.Future] = {}
 _SIBLING_CAP = 4 << 20
 
 
-def _start(source: str, notebook: str, timeout: float | None) -> concurrent.futures.Future:
-    key = (notebook, source)
+def _start(cells, timeout: float | None) -> concurrent.futures.Future:
+    key = cells.key()
     if key not in _STARTED:
         if len(_STARTED) > 32:  # a worker grades student after student: forget old ones
             _STARTED.clear()
-        _STARTED[key] = _POOL.submit(_grade_source, source, notebook, timeout)
+        _STARTED[key] = _POOL.submit(_grade_cells, cells, timeout)
     return _STARTED[key]
 
 
 def _start_siblings(resources: dict, current: str, timeout: float | None) -> None:
     """Start grading the submission's other exercise notebooks now (nbgrader converts one
     notebook at a time); each is used only if nbgrader then hands over the same answer code."""
+    import os
+    import stat
     from pathlib import Path
 
     from graders.checks import NOTEBOOKS, submission_from_notebook
@@ -276,13 +276,12 @@ def _start_siblings(resources: dict, current: str, timeout: float | None) -> Non
         return
     for name in NOTEBOOKS:
         path = Path(folder) / f"{name}.ipynb"
-        if name == current or not path.is_file() or path.is_symlink():
-            continue
         try:
-            if path.stat().st_size > _SIBLING_CAP:
+            info = os.lstat(path)
+            if name == current or not stat.S_ISREG(info.st_mode) or info.st_size > _SIBLING_CAP:
                 continue
             nb = NotebookNode(json.loads(path.read_text(encoding="utf-8")))
-            _start(submission_from_notebook(nb, notebook=name), name, timeout)
+            _start(submission_from_notebook(nb, notebook=name), timeout)
         except Exception:  # noqa: BLE001 - only a head start; nbgrader's own turn grades it
             continue
 
@@ -304,10 +303,10 @@ class StartVerdicts(NbGraderPreprocessor):
 
         notebook = _notebook_name(resources)
         try:
-            source = submission_from_notebook(nb, notebook=notebook)
+            cells = submission_from_notebook(nb, notebook=notebook)
         except Exception:  # noqa: BLE001 - WriteVerdicts grades (and reports) it itself
             return nb, resources
-        resources[_VERDICTS] = (notebook, source, _start(source, notebook, self.timeout))
+        resources[_VERDICTS] = (cells, _start(cells, self.timeout))
         _start_siblings(resources, notebook, self.timeout)
         return nb, resources
 
@@ -315,10 +314,12 @@ class StartVerdicts(NbGraderPreprocessor):
 class WriteVerdicts(NbGraderPreprocessor):
     """Overwrite every autograded test cell's outputs with its verdict (before SaveAutoGrades).
 
-    Uses the grading that :class:`StartVerdicts` started, or grades now if it did not run.
-    A passed check gets a stream output with the message; a failed one an error output with the
-    message and no traceback; partial credit adds an ``execute_result`` with the points earned,
-    which is how nbgrader's own ``determine_grade`` reads partial credit.
+    Uses the grading that :class:`StartVerdicts` started, or grades now if it did not run. Each
+    check's result is stored as JSON in its cell's metadata (``checkpoint_lab.result``, see
+    `graders.checks.record`) and rendered from there into the outputs: a passed check gets a
+    stream output with the message; a failed one an error output with the message and no
+    traceback; partial credit adds an ``execute_result`` with the points earned, which is how
+    nbgrader's own ``determine_grade`` reads partial credit.
     """
 
     timeout = Float(
@@ -326,34 +327,47 @@ class WriteVerdicts(NbGraderPreprocessor):
         help="Seconds a submission's crash matrix may take in all (None: graders.checks' own)",
     ).tag(config=True)
 
-    def preprocess(self, nb: NotebookNode, resources: dict):
-        notebook = _notebook_name(resources)
-        started = resources.pop(_VERDICTS, None)
-        results: dict | None = None
-        failure = None
+    def _results(self, nb: NotebookNode, notebook: str, started) -> tuple:
+        """(answer cells, results, failure): the grading, or why it failed."""
+        from graders.checks import submission_from_notebook
+
         try:
             if started is not None:
-                _STARTED.pop(started[:2], None)
-                results = started[2].result()
-            else:
-                results = _grade(nb, notebook, self.timeout)
+                _STARTED.pop(started[0].key(), None)
+                return started[0], started[1].result(), None
+            cells = submission_from_notebook(nb, notebook=notebook)
+            return cells, _grade_cells(cells, self.timeout), None
         except Exception as err:  # a grader bug must be loud, and must not drop the submission
-            failure = f"{type(err).__name__}: {err}"
-            self.log.error("The grader failed on %s: %s\n%s", notebook, failure,
-                           traceback.format_exc())
+            self.log.error("The grader failed on %s: %s: %s\n%s", notebook, type(err).__name__,
+                           err, traceback.format_exc())
+            return None, None, f"{type(err).__name__}: {err}"
+
+    def preprocess(self, nb: NotebookNode, resources: dict):
         from graders.checks import CHECKS
+        from graders.checks.grading_faults import GRADER_FAULT
+        from graders.checks.record import METADATA_KEY, failure_record, record_of
 
-        for result in (results or {}).values():
-            if "fault in the grader" in str(getattr(result, "message", "")):
-                self.log.error("The grader failed on a check of %s: %s", notebook,
-                               result.message)
-
+        notebook = _notebook_name(resources)
+        cells, results, failure = self._results(nb, notebook, resources.pop(_VERDICTS, None))
         for cell in autograded_test_cells(nb):
             grade_id = cell.metadata["nbgrader"]["grade_id"]
             points = float(cell.metadata["nbgrader"].get("points", 0))
+            check, result = CHECKS.get(grade_id), (results or {}).get(grade_id)
+            if result is not None:
+                record = record_of(result, check, cells, points)
+            elif failure:
+                record = failure_record(grade_id, points, f"The grader could not run this check "
+                                        f"({failure}). This is not your fault: tell your "
+                                        "instructor.", GRADER_FAULT, check)
+            else:
+                record = failure_record(grade_id, points, f"There is no check called {grade_id!r} "
+                                        "in graders.checks, so this test cell cannot be graded: "
+                                        "tell your instructor.", "unknown_check", check)
+            if record["cause"] == GRADER_FAULT:
+                self.log.error("The grader failed on %s of %s: %s", grade_id, notebook,
+                               record["message"])
             restored = cell.source.lstrip().startswith(MISSING_CELL_MARK)
-            cell.outputs = verdict_outputs(
-                grade_id, points, None if results is None else results.get(grade_id),
-                check=CHECKS.get(grade_id), grader_failure=failure, restored=restored)
+            cell.outputs = verdict_outputs(record, restored=restored)
+            cell.metadata.setdefault(METADATA_KEY, {})["result"] = record
             cell.execution_count = None
         return nb, resources

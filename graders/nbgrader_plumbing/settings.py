@@ -5,11 +5,14 @@
 
 - to ``nbgrader_config.py``: a course id and an exchange inside the course directory
   (``exchange/``, created), so that formgrader does not warn that nbgrader's default exchange
-  ``/usr/local/share/nbgrader/exchange`` does not exist, and release and collect work offline;
-  and the feedback preprocessors (`graders.nbgrader_plumbing.feedback`: wrapped text, written
-  answers that await marking);
+  ``/usr/local/share/nbgrader/exchange`` does not exist, and release and collect work offline
+  (its mode is what ``release_assignment`` wants, so it does not warn); the feedback
+  preprocessors (`graders.nbgrader_plumbing.feedback`: wrapped text, written answers that await
+  marking, answers joined from split cells); students' HTML made inert in the feedback and in
+  formgrader (`graders.nbgrader_plumbing.safe_html`);
 - ``jupyter_lab_config.py`` and ``.jupyter/``: JupyterLab for this directory with no Jupyter news
-  question (it covers formgrader's cells) and no update check. Start it with
+  question (it covers formgrader's cells), no update check, and, as root in a container, no
+  refusal to start as root. Start it with
   ``jupyter lab --config=jupyter_lab_config.py`` (:data:`LAB_COMMAND`) in the course directory.
 """
 
@@ -18,7 +21,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-__all__ = ["COURSE_ID", "LAB_COMMAND", "LAB_CONFIG", "config_lines", "write_course_settings"]
+__all__ = ["COURSE_ID", "LAB_COMMAND", "LAB_CONFIG", "SAFE_MARKDOWN", "EXCHANGE_MODE",
+           "config_lines", "write_course_settings"]
 
 #: The course id in the course directory's nbgrader config (the exchange's folder name).
 COURSE_ID = "checkpoint-lab"
@@ -28,6 +32,11 @@ LAB_CONFIG = "jupyter_lab_config.py"
 LAB_COMMAND = f"jupyter lab --config={LAB_CONFIG}"
 
 _MARK = "# --- checkpoint-lab course settings (graders.nbgrader_plumbing.settings) ---"
+#: The preprocessor that makes students' HTML inert (`graders.nbgrader_plumbing.safe_html`).
+SAFE_MARKDOWN = "graders.nbgrader_plumbing.safe_html.SafeMarkdown"
+#: The exchange's mode: what nbgrader's release_assignment wants (rwx for all, or it warns and
+#: changes it), with the sticky bit of /tmp (only the owner of an entry may remove it).
+EXCHANGE_MODE = 0o1777
 _SETTINGS = Path(__file__).resolve().parents[1] / "data" / "jupyter" / "user-settings"
 
 _LAB_CONFIG_TEXT = f'''\
@@ -47,6 +56,12 @@ c.LabApp.news_url = None
 c.LabApp.check_for_updates_class = "jupyterlab.handlers.announcements.NeverCheckForUpdate"
 c.LabApp.user_settings_dir = os.path.join(_here, ".jupyter", "lab", "user-settings")
 c.LabApp.workspaces_dir = os.path.join(_here, ".jupyter", "lab", "workspaces")
+# Jupyter refuses to start as root (anything opened runs as root). In a container, where root
+# is the one user (Docker's default, a course image), that is what there is: allow it there.
+# Elsewhere, as root, add --allow-root yourself if you mean it.
+_in_container = os.path.exists("/.dockerenv") or os.path.exists("/run/.containerenv")
+if hasattr(os, "geteuid") and os.geteuid() == 0 and _in_container:
+    c.ServerApp.allow_root = True
 '''
 
 
@@ -70,6 +85,10 @@ def config_lines() -> str:
         "c.GenerateFeedback.preprocessors = [",
         *(f"    {name!r}," for name in feedback),
         "]",
+        "# Students' markdown and raw cells rendered, then sanitized (no script, no event",
+        "# attributes, no javascript: links), in the feedback and in formgrader alike: both",
+        "# convert with HTMLExporter, which runs these before anything else.",
+        f"c.HTMLExporter.preprocessors = [{SAFE_MARKDOWN!r}]",
         "",
     ])
 
@@ -82,7 +101,9 @@ def write_course_settings(root: Path) -> None:
     if _MARK in text:
         text = text[: text.index(_MARK)].rstrip("\n") + "\n"
     config.write_text(text + config_lines(), encoding="utf-8")
-    (root / "exchange").mkdir(exist_ok=True)
+    exchange = root / "exchange"
+    exchange.mkdir(exist_ok=True)
+    exchange.chmod(EXCHANGE_MODE)
     (root / LAB_CONFIG).write_text(_LAB_CONFIG_TEXT, encoding="utf-8")
     settings = root / ".jupyter" / "lab" / "user-settings"
     for name in ("@jupyterlab/apputils-extension/notification.jupyterlab-settings",):

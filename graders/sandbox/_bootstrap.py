@@ -5,23 +5,34 @@ trusted: the submission shares this process and may change any of it. What it ca
 socket ``FD`` to the grading process, which plays the fake model and tools and decides nothing
 from what this process says about itself beyond the calls it makes.
 
-Frames on the socket: from here a header ``CKL1 {"seq", "op", "len"}\n`` written with ``write``
-(the trace records it: that is how a call is placed among the file operations), then ``len``
-bytes of JSON sent with ``sendmsg`` (not traced); back, one line of JSON.
+Frames on the socket: from here a header ``CKL1 {"op", "len", "sha256", "pid", "k"}\\n`` written
+with one ``write`` (the trace records it: that is how a call is placed among the file
+operations), then ``len`` bytes of JSON sent with ``sendmsg`` (not traced; ``sha256`` is their
+digest, so the traced header stands for this very body); back, one line of JSON. The grading
+process numbers the frames itself, in the order it receives them, and accepts one only where the
+trace shows this header written; ``pid`` and ``k`` (this process's count) only keep headers apart.
+
+``call_model`` and ``execute_tool`` may be called from any thread and from forked children: one
+frame and its reply cross the socket at a time, under a lock of this process's threads and an
+``flock`` of this file shared by its processes (a forked child opens its own, so the two
+exclude each other). MODE ``restart`` first puts back the files of a crash state, listed in
+``seed.json`` beside SOURCE, then runs as ``loop``.
 """
 
+import binascii
+import fcntl
+import hashlib
 import json
 import os
 import socket
 import sys
+import threading
 import traceback
 
 _FD = int(sys.argv[1])
 _SOURCE = sys.argv[2]
-_MODE = sys.argv[3]  # "loop" or "missing_fields"
+_MODE = sys.argv[3]  # "loop", "restart" or "missing_fields"
 _SOCKET = socket.socket(fileno=_FD)
-_seq = 0
-_buffer = b""
 
 
 class FakeModelError(Exception):
@@ -32,42 +43,72 @@ class ToolError(Exception):
     """The fake tool refused the call."""
 
 
-def _send(op, **fields):
-    """One frame: a short header by ``write`` (the trace's marker), the body by ``sendmsg``."""
-    global _seq
-    _seq += 1
+class _Channel:
+    """One process's side of the socket: a lock for its threads, an flock for its processes."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.fd = os.open(__file__, os.O_RDONLY | os.O_CLOEXEC)
+        self.buffer = b""
+        self.count = 0
+
+
+_channel = _Channel()
+
+
+def _after_fork():
+    # the parent's locks may be held by one of its threads: the child gets its own, and its own
+    # open file (an flock belongs to the open file, which a fork shares)
+    global _channel
+    inherited = _channel.fd
+    _channel = _Channel()
+    os.close(inherited)
+
+
+os.register_at_fork(after_in_child=_after_fork)
+
+
+def _exchange(op, fields, reply=True):
+    """Send one frame; with ``reply``, wait for its answer (one line of JSON) and return it."""
     body = json.dumps(fields).encode()
-    header = json.dumps({"seq": _seq, "op": op, "len": len(body)}).encode()
-    data = memoryview(b"CKL1 " + header + b"\n")
-    while data:
-        data = data[os.write(_FD, data):]
-    view = memoryview(body)
-    while view:
-        view = view[_SOCKET.sendmsg([view]):]
+    channel = _channel
+    with channel.lock:
+        fcntl.flock(channel.fd, fcntl.LOCK_EX)
+        try:
+            channel.count += 1
+            header = json.dumps({"op": op, "len": len(body),
+                                 "sha256": hashlib.sha256(body).hexdigest(),
+                                 "pid": os.getpid(), "k": channel.count}).encode()
+            data = memoryview(b"CKL1 " + header + b"\n")
+            while data:
+                data = data[os.write(_FD, data):]
+            view = memoryview(body)
+            while view:
+                view = view[_SOCKET.sendmsg([view]):]
+            return _receive(channel) if reply else None
+        finally:
+            fcntl.flock(channel.fd, fcntl.LOCK_UN)
 
 
-def _receive():
-    global _buffer
-    while b"\n" not in _buffer:
+def _receive(channel):
+    while b"\n" not in channel.buffer:
         chunk = _SOCKET.recv(1 << 16)
         if not chunk:
             os._exit(70)
-        _buffer += chunk
-    line, _buffer = _buffer.split(b"\n", 1)
+        channel.buffer += chunk
+    line, channel.buffer = channel.buffer.split(b"\n", 1)
     return json.loads(line)
 
 
 def call_model(*, tools=None, messages=None, **ignored):
-    _send("model", tools=tools, messages=messages)
-    reply = _receive()
+    reply = _exchange("model", {"tools": tools, "messages": messages})
     if "error" in reply:
         raise FakeModelError(reply["error"])
     return reply["response"]
 
 
 def execute_tool(name, input):  # noqa: A002 - the contract's own parameter name
-    _send("tool", name=name, input=input)
-    reply = _receive()
+    reply = _exchange("tool", {"name": name, "input": input})
     if "error" in reply:
         raise ToolError(reply["error"])
     return reply["result"]
@@ -96,7 +137,37 @@ def _describe(value):
     return description
 
 
+def _seed():
+    """Put back the files a crash left (``seed.json``: paths as the judge names them, under
+    ``/work`` and ``/tmp``), before the submission is loaded, as a restarted process finds them."""
+    with open(os.path.join(os.path.dirname(_SOURCE), "seed.json"), encoding="utf-8") as f:
+        entries = json.load(f)
+    roots = {"/work": os.getcwd(), "/tmp": os.environ.get("TMPDIR") or "/tmp"}
+    for entry in entries:
+        root, _, rest = entry["path"].lstrip("/").partition("/")
+        if "/" + root not in roots or ".." in rest.split("/"):
+            continue
+        path = os.path.join(roots["/" + root], rest)
+        kind = entry["kind"]
+        if kind == "dir":
+            os.makedirs(path, exist_ok=True)
+        elif kind == "symlink":
+            os.symlink(entry["target"], path)
+        elif kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "file":
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                data = memoryview(binascii.a2b_base64(entry["data"]))
+                while data:
+                    data = data[os.write(fd, data):]
+            finally:
+                os.close(fd)
+
+
 def main():
+    if _MODE == "restart":
+        _seed()
     with open(_SOURCE, encoding="utf-8") as f:
         source = f.read()
     namespace = {"__name__": "submission", "__builtins__": __builtins__}
@@ -104,43 +175,40 @@ def main():
         code = compile(source, "<your answer cells>", "exec")
         exec(code, namespace)
     except BaseException as exc:  # noqa: BLE001 - reported, whatever it is
-        _send("load_error", error=_error(exc))
-        _receive()
+        _exchange("load_error", {"error": _error(exc)})
         return
     if _MODE == "missing_fields":
         value = namespace.get("MISSING_FIELDS", _describe)
         description = {"defined": False} if value is _describe else _describe(value)
-        _send("described", description=description)
-        _receive()
+        _exchange("described", {"description": description})
         return
     missing = [n for n in ("save_checkpoint", "run_agent") if n not in namespace]
     if missing:
-        _send("load_error", missing=missing)
-        _receive()
+        _exchange("load_error", {"missing": missing})
         return
     save = namespace["save_checkpoint"]
     if callable(save):
         count = [0]
+        count_lock = threading.Lock()
 
         def save_checkpoint(state, *args, **kwargs):
-            count[0] += 1
-            n = count[0]
-            _send("save_start", n=n)
+            with count_lock:
+                count[0] += 1
+                n = count[0]
+            _exchange("save_start", {"n": n}, reply=False)
             try:
                 return save(state, *args, **kwargs)
             finally:
-                _send("save_end", n=n)
+                _exchange("save_end", {"n": n}, reply=False)
 
         namespace["save_checkpoint"] = save_checkpoint
-    _send("loaded")
-    start = _receive()
+    start = _exchange("loaded", {})
     try:
         namespace["run_agent"](start["task"], start["tools"], call_model, execute_tool)
     except BaseException as exc:  # noqa: BLE001 - reported, whatever it is
-        _send("raised", error=_error(exc, "run_agent"))
+        _exchange("raised", {"error": _error(exc, "run_agent")})
     else:
-        _send("finished")
-    _receive()
+        _exchange("finished", {})
 
 
 main()

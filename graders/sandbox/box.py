@@ -1,34 +1,42 @@
-"""The sandbox and the observer: which tools this machine has, and the command that uses them.
+"""The sandbox and the observer: which tools and which tier this machine has, and the command.
 
-A submission runs as ``strace -f ... bwrap ... prlimit ... [setpriv ...] python _bootstrap.py``:
+A submission runs under strace (outside the sandbox, out of the submission's reach: it records
+every file operation of every process the submission starts), in one of two tiers, chosen once
+per grading process from what the machine allows (:func:`tier`):
 
-- strace (outside the sandbox, out of the submission's reach) records every file operation of
-  every process the submission starts;
-- bubblewrap gives it its own PID, network, IPC and UTS namespaces (no network; every process it
-  starts dies with it), a read-only view of the system and of Python, nothing of the course, the
-  checkout or other students, ``/work`` (its working directory) and ``/tmp`` as two small tmpfs
-  mounts (two filesystems, as on a real machine), and an empty environment;
-- prlimit caps processes, memory, CPU time, open files and file size; as root, setpriv then drops
-  to an unprivileged uid of its own with no capabilities.
+- **bubblewrap** (``strace ... bwrap ... prlimit ... [setpriv ...] python _bootstrap.py``): its
+  own PID, network, IPC and UTS namespaces (no network; every process it starts dies with it), a
+  read-only view of the system and of the grader's Python, nothing of the course, the checkout or
+  other students, ``/work`` (its working directory) and ``/tmp`` as two small tmpfs mounts (two
+  filesystems, as on a real machine), an empty environment, and a seccomp filter that refuses
+  nested user namespaces (with ``--disable-userns`` too where bubblewrap runs unprivileged);
+  prlimit caps processes, memory, CPU time, open files and file size; as root, setpriv then
+  drops to an unprivileged uid of its own with no capabilities.
+- **uid**, where bubblewrap cannot make namespaces but the grader is root (Docker's default
+  profile, Gradescope): the same observer and limits, an unprivileged uid of its own, private
+  folders, seccomp and Landlock; see :mod:`graders.sandbox.uid_tier`.
 
-Linux only. Where bubblewrap or strace is missing, :func:`sandbox_problem` says so in one line.
+Linux only. Where neither tier can run, :func:`sandbox_problem` says why in one line.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import secrets
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Tools", "find_tools", "sandbox_problem", "observer_problem", "command", "LIMITS",
-           "WORK", "TMP", "GRADER", "sandbox_uid", "TRACE_CAP"]
+import graders.sandbox.filters as filters
+import graders.sandbox.uid_tier as uid_tier
+import graders.sandbox.uids as uids
 
-#: Where things are inside the sandbox.
+__all__ = ["Tools", "Tier", "find_tools", "tier", "sandbox_problem", "observer_problem",
+           "command", "LIMITS", "WORK", "TMP", "GRADER", "TRACE_CAP"]
+
+#: Where things are inside the sandbox (and what the judge's model calls them in every tier).
 WORK = "/work"
 TMP = "/tmp"
 GRADER = "/grader"
@@ -44,6 +52,7 @@ LIMITS = {
 _TMPFS_SIZE = 48 << 20
 #: The largest trace strace may write (it holds every byte written, four times over).
 TRACE_CAP = 384 << 20
+_README = "README's \"Grading where bubblewrap cannot run\""
 
 
 @dataclass(frozen=True)
@@ -54,6 +63,36 @@ class Tools:
     bwrap: str | None
     prlimit: str | None
     setpriv: str | None
+
+
+@dataclass(frozen=True)
+class Tier:
+    """The isolation a submission gets here: ``bubblewrap`` or ``uid``.
+
+    For the uid tier: ``landlock`` is the kernel's Landlock version it confines with (0: none),
+    ``work_root`` and ``tmp_root`` where its folders are made, ``renames_fail`` whether a
+    rename between them fails for the submission (two filesystems, or Landlock), not only in the
+    judge's model, and ``observer_uid`` whether strace runs as the submission's uid (where root
+    lacks CAP_SYS_PTRACE, strace cannot read another uid's descriptors; Landlock then keeps the
+    submission from its observer and its trace).
+    """
+
+    name: str
+    landlock: int = 0
+    work_root: str = ""
+    tmp_root: str = ""
+    renames_fail: bool = True
+    observer_uid: bool = False
+
+    def describe(self) -> str:
+        """One line for the instructor: the tier and what isolates each submission."""
+        if self.name == "bubblewrap":
+            return ("sandbox: bubblewrap tier (namespaces of its own, no network, an "
+                    "unprivileged uid, limits)")
+        confined = (f"Landlock v{self.landlock}" if self.landlock else "no Landlock: files "
+                    "every user may read stay readable")
+        return ("sandbox: uid tier (no namespaces here: an unprivileged uid of its own, limits, "
+                f"seccomp without network, {confined})")
 
 
 def find_tools() -> Tools:
@@ -75,37 +114,60 @@ def observer_problem(tools: Tools | None = None) -> str | None:
 
 
 def sandbox_problem(tools: Tools | None = None) -> str | None:
-    """Why the sandbox cannot run here, in one line, or None."""
-    tools = tools or find_tools()
+    """Why no sandbox tier can run here, in one line, or None."""
+    chosen = tier(tools)
+    return chosen if isinstance(chosen, str) else None
+
+
+def tier(tools: Tools | None = None) -> Tier | str:
+    """The tier submissions run in here, or why none can (one line). Probed once per process."""
+    return _choose(tools or find_tools(), os.geteuid())
+
+
+@functools.lru_cache(maxsize=4)
+def _choose(tools: Tools, euid: int) -> Tier | str:
     problem = observer_problem(tools)
     if problem:
         return problem
-    if tools.bwrap is None or tools.prlimit is None:
-        return ("Grading runs each submission in a bubblewrap sandbox, and this machine has no "
-                "bwrap: install it (Debian/Ubuntu: sudo apt-get install bubblewrap), or pass "
-                "--no-sandbox if you trust every submission.")
-    if os.geteuid() == 0 and tools.setpriv is None:
+    why = filters.filter_problem()
+    if why:
+        return f"Grading filters each submission's system calls, and {why}."
+    if tools.prlimit is None:
+        return ("Grading limits each submission with prlimit (util-linux), which this machine "
+                "lacks: install util-linux.")
+    bwrap_why = _probe(tools.bwrap) if tools.bwrap else "no bwrap is installed"
+    if bwrap_why is None and (euid != 0 or tools.setpriv):
+        return Tier("bubblewrap")
+    if euid != 0:
+        if tools.bwrap is None:
+            return ("Grading runs each submission in a bubblewrap sandbox, and this machine has "
+                    "no bwrap: install it (Debian/Ubuntu: sudo apt-get install bubblewrap), or "
+                    "pass --no-sandbox if you trust every submission.")
+        return (f"Grading needs a sandbox, and here bubblewrap cannot make namespaces "
+                f"({bwrap_why}) and the grader is not root, so it cannot run submissions as a "
+                "uid of their own: grade on Gradescope (checkpoint-lab gradescope) or as root in "
+                "a container, or pass --no-sandbox if you trust every submission; on Ubuntu "
+                f"24.04 see {_README}.")
+    if tools.setpriv is None:
         return ("Grading as root drops each submission to an unprivileged uid with setpriv "
                 "(util-linux), which this machine lacks: install util-linux.")
-    return _probe(tools.bwrap)
+    return _uid_tier(tools, bwrap_why)
 
 
 @functools.lru_cache(maxsize=4)
 def _probe(bwrap: str) -> str | None:
     """Whether bubblewrap can really make its namespaces here (it may be installed and refused,
-    e.g. where AppArmor restricts unprivileged user namespaces, as Ubuntu 24.04 does)."""
+    e.g. where AppArmor restricts unprivileged user namespaces, as Ubuntu 24.04 does, or in a
+    container without CAP_SYS_ADMIN)."""
     cmd = [bwrap, "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--die-with-parent"]
     if os.geteuid() != 0:
         cmd += ["--unshare-user"]
     try:
         proc = subprocess.run([*cmd, "true"], capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.SubprocessError) as err:
-        return f"bubblewrap could not start here ({err}); grading needs its sandbox."
+        return f"bubblewrap could not start: {err}"
     if proc.returncode != 0:
-        why = (proc.stderr.strip().splitlines() or ["no message"])[-1]
-        return (f"bubblewrap is installed but cannot make a sandbox here ({why}); on Ubuntu "
-                "24.04 allow unprivileged user namespaces for bwrap (an AppArmor profile), or "
-                "grade as root.")
+        return (proc.stderr.strip().splitlines() or ["no message"])[-1]
     return None
 
 
@@ -115,47 +177,133 @@ _TRACED = ",".join((
     "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat", "unlink", "unlinkat",
     "mkdir", "mkdirat", "rmdir", "mknod", "mknodat", "fsync", "fdatasync", "lseek", "chdir",
     "fchdir", "sync", "syncfs", "sync_file_range", "io_uring_setup",
+    # descriptors duplicated, closed and inherited, processes and threads started, shared
+    # writable maps, asynchronous writes: what the judge's model of the disk follows
+    "dup", "dup2", "dup3", "fcntl", "close", "clone", "clone3", "fork", "vfork", "mmap",
+    "io_submit",
 ))
+
+
+def _uid_tier(tools: Tools, bwrap_why: str) -> Tier | str:
+    """The uid tier, if a submission really runs confined and observed as a uid of its own."""
+    work_root, tmp_root = uid_tier.roots()
+    observer_uid = not uid_tier.can_trace_other_uids()
+    held = uids.reserve()
+    try:
+        found = uid_tier.probe(
+            lambda trace, spec: _uid_command(tools, observer_uid, trace, spec, held.uid,
+                                             ["--probe"]),
+            held.uid, tmp_root, work_root, filters.compiled(network=False), observer_uid)
+    finally:
+        held.release()
+    landlock = 0 if isinstance(found, str) else int(found.get("landlock") or 0)
+    if isinstance(found, str):
+        why = found
+    elif not found.get("network_refused"):
+        why = "its network was not refused"
+    elif found.get("python") != _interpreter_id():
+        why = (f"the grader's Python ({os.path.realpath(sys.base_prefix)}) cannot be read by an "
+               "unprivileged uid (a folder above it is closed to other users): install it where "
+               "every user may read it, such as /usr/local or /opt")
+    elif not found.get("observed") or (observer_uid and landlock < 2):
+        why = ("strace cannot read the file descriptors of another uid's processes here (root "
+               "lacks CAP_SYS_PTRACE) and the kernel has no Landlock 2+ to keep a submission "
+               "away from an observer of its own uid: run the container with --cap-add "
+               "SYS_PTRACE")
+    else:
+        why = None
+    if why:
+        return (f"Grading needs a sandbox: bubblewrap cannot make namespaces here "
+                f"({bwrap_why}), and {why}; pass --no-sandbox only if you trust every "
+                "submission.")
+    renames = landlock >= 2 or uid_tier.renames_fail_between(work_root, tmp_root)
+    return Tier("uid", landlock=landlock, work_root=work_root, tmp_root=tmp_root,
+                renames_fail=renames, observer_uid=observer_uid)
+
+
+def _interpreter_id() -> list:
+    """What ``_confine.py --probe`` reports of the Python it runs on, for the grader's own."""
+    return [*sys.version_info[:3], os.path.realpath(sys.base_prefix)]
 
 
 @functools.lru_cache(maxsize=1)
 def _python() -> str:
-    """The Python that runs submissions: the system's, when it is recent enough (nothing of the
-    grading user's home then needs to be in the sandbox), else this one's base interpreter."""
-    system = "/usr/bin/python3"
-    if os.path.exists(system):
-        try:
-            out = subprocess.run([system, "-c", "import sys; print(sys.version_info >= (3, 9))"],
-                                 capture_output=True, text=True, timeout=10).stdout
-            if out.strip() == "True":
-                return system
-        except (OSError, subprocess.SubprocessError):
-            pass
-    candidate = os.path.join(sys.base_prefix, "bin", "python3")
-    return candidate if os.path.exists(candidate) else sys.executable
+    """The Python that runs submissions: the grader's own interpreter (its base, outside any
+    virtual environment), whose prefix the sandbox gets read-only, in every tier: the student's
+    code runs on the Python the grader and the student's kernel run on."""
+    base = getattr(sys, "_base_executable", None) or sys.executable
+    candidates = [base, os.path.join(sys.base_prefix, "bin",
+                                     f"python{sys.version_info[0]}.{sys.version_info[1]}")]
+    for candidate in candidates:
+        if candidate and os.path.exists(candidate):
+            return os.path.realpath(candidate)
+    return os.path.realpath(sys.executable)
 
 
-def sandbox_uid() -> int:
-    """An unprivileged uid for one run (its own, so runs side by side cannot signal each other)."""
-    return 61000 + secrets.randbelow(3000)
+@functools.lru_cache(maxsize=2)
+def _disable_userns(bwrap: str) -> bool:
+    """Whether this bubblewrap has ``--disable-userns`` (0.8 and later)."""
+    try:
+        out = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "--disable-userns" in out.stdout + out.stderr
 
 
-def command(tools: Tools, *, run_dir: Path, trace: Path, fd: int, info_fd: int | None,
-            mode: str, sandbox: bool, uid: int) -> list[str]:
-    """The command line that runs the bootstrap on ``run_dir/grader/submission.py``.
-
-    With ``sandbox=False`` (trusted submissions only) the bootstrap runs under strace as this
-    user, in ``run_dir/work``.
-    """
-    python = _python()
+def _strace(tools: Tools, trace: Path) -> list[str]:
     # the trace's own size is capped too: a submission that writes hundreds of MB makes strace
     # exceed it and die (SIGXFSZ), which the grader reports as the submission's doing
     strace = [tools.prlimit, f"--fsize={TRACE_CAP}", "--"] if tools.prlimit else []
-    strace += [tools.strace, "-f", "-qq", "-yy", "-xx", "-s", str(16 << 20), "-o", str(trace),
-              "-e", f"trace={_TRACED}", "-e", "inject=io_uring_setup:error=ENOSYS"]
+    return strace + [tools.strace, "-f", "-qq", "-yy", "-xx", "-s", str(16 << 20), "-o",
+                     str(trace),
+                     # a child's pid both inside the sandbox and in strace's numbering
+                     "--pidns-translation",
+                     "-e", f"trace={_TRACED}", "-e", "inject=io_uring_setup:error=ENOSYS"]
+
+
+def command(tools: Tools, *, run_dir: Path, trace: Path, fd: int, info_fd: int | None,
+            mode: str, sandbox: bool, uid: int, chosen: Tier | None = None,
+            seccomp_fd: int | None = None, spec: Path | None = None) -> list[str]:
+    """The command line that runs the bootstrap on ``run_dir/grader/submission.py``.
+
+    With ``sandbox=False`` (trusted submissions only) the bootstrap runs under strace as this
+    user, in ``run_dir/work``. In the uid tier (``chosen.name == "uid"``) it runs as ``uid``
+    through ``_confine.py`` with ``spec``; in the bubblewrap tier ``seccomp_fd`` holds the
+    filter bubblewrap loads.
+    """
+    python = _python()
+    strace = _strace(tools, trace)
+    grader = run_dir / "grader"
     if not sandbox:
-        return [*strace, python, "-I", "-S", str(run_dir / "grader" / "_bootstrap.py"), str(fd),
-                str(run_dir / "grader" / "submission.py"), mode]
+        return [*strace, python, "-I", "-S", str(grader / "_bootstrap.py"), str(fd),
+                str(grader / "submission.py"), mode]
+    if chosen is not None and chosen.name == "uid":
+        return _uid_command(tools, chosen.observer_uid, trace, spec, uid,
+                            [str(grader / "_bootstrap.py"), str(fd),
+                             str(grader / "submission.py"), mode])
+    limits = [tools.prlimit] + [f"--{name}={value}" for name, value in LIMITS.items()]
+    box = _bwrap(tools, run_dir, info_fd, seccomp_fd, python)
+    drop = uid_tier.drop(tools.setpriv, uid) if os.geteuid() == 0 else []
+    return [*strace, *box, "--", *limits, "--", *drop, python, "-I", "-S",
+            f"{GRADER}/_bootstrap.py", str(fd), f"{GRADER}/submission.py", mode]
+
+
+def _uid_command(tools: Tools, observer_uid: bool, trace: Path, spec: Path, uid: int,
+                 tail: list[str]) -> list[str]:
+    """The uid tier's command: strace over prlimit over setpriv over ``_confine.py`` (with
+    ``observer_uid``, setpriv first: strace itself runs as ``uid``)."""
+    limits = [tools.prlimit] + [f"--{name}={value}" for name, value in LIMITS.items()] + ["--"]
+    drop = uid_tier.drop(tools.setpriv, uid)
+    confine = [_python(), "-I", "-S", str(spec.parent / "_confine.py"), str(spec), *tail]
+    if observer_uid:
+        return [tools.prlimit, f"--fsize={TRACE_CAP}", "--", *drop,
+                *_strace(tools, trace)[3:], *limits, *confine]
+    return [*_strace(tools, trace), *limits, *drop, *confine]
+
+
+def _bwrap(tools: Tools, run_dir: Path, info_fd: int | None, seccomp_fd: int | None,
+           python: str) -> list[str]:
+    """bubblewrap's part of the command: the namespaces, the mounts, the environment."""
     box = [tools.bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
            "--unshare-cgroup-try", "--die-with-parent", "--new-session",
            "--ro-bind", "/usr", "/usr"]
@@ -165,8 +313,12 @@ def command(tools: Tools, *, run_dir: Path, trace: Path, fd: int, info_fd: int |
             box += ["--symlink", os.readlink(path), str(path)]
         elif path.is_dir():
             box += ["--ro-bind", str(path), str(path)]
-    if not python.startswith("/usr/"):
-        prefix = os.path.realpath(sys.base_prefix)
+    prefix = os.path.realpath(sys.base_prefix)
+    if not python.startswith("/usr/") or not prefix.startswith("/usr"):
+        # its folders made passable (e.g. /root, 0700 outside): an interpreter whose own
+        # library cannot be reached would load the system's libpython instead
+        for parent in reversed(Path(prefix).parents[:-1]):
+            box += ["--perms", "0755", "--dir", str(parent)]
         box += ["--ro-bind", prefix, prefix]
     box += ["--proc", "/proc", "--dev", "/dev",
             "--size", str(_TMPFS_SIZE), "--perms", "1777", "--tmpfs", TMP,
@@ -178,12 +330,17 @@ def command(tools: Tools, *, run_dir: Path, trace: Path, fd: int, info_fd: int |
             "--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--setenv", "PYTHONIOENCODING", "utf-8"]
     if info_fd is not None:
         box += ["--info-fd", str(info_fd)]
+    if seccomp_fd is not None:
+        box += ["--seccomp", str(seccomp_fd)]
     if os.geteuid() != 0:
         box += ["--unshare-user", "--cap-drop", "ALL"]
-    limits = [tools.prlimit] + [f"--{name}={value}" for name, value in LIMITS.items()]
-    drop = []
-    if os.geteuid() == 0:
-        drop = [tools.setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-                "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"]
-    return [*strace, *box, "--", *limits, "--", *drop, python, "-I", "-S",
-            f"{GRADER}/_bootstrap.py", str(fd), f"{GRADER}/submission.py", mode]
+        if _disable_userns(tools.bwrap):
+            box += ["--disable-userns"]
+    return box
+
+
+def uid_environment(work: Path, tmp: Path) -> dict[str, str]:
+    """The uid tier's environment for the submission: the bubblewrap tier's, with its folders."""
+    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(work), "LANG": "C.UTF-8",
+            "TMPDIR": str(tmp), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8"}
+

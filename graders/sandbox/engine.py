@@ -1,28 +1,53 @@
-"""Which harness grades a source submission here: sandboxed, traced only, or the self-check.
+"""Which observer watches a submission here: grading's sandbox, strace alone, or the in-process
+recorder.
 
-``CHECKPOINT_LAB_SANDBOX`` chooses: ``on`` (the default) runs each submission in the sandbox,
-watched by strace; ``off`` (what ``checkpoint-lab grade --no-sandbox`` sets, for trusted code
-only) keeps the observer and drops the sandbox; ``selfcheck`` uses the self-check's in-process
-harness wherever a fallback is allowed (the tests compare the two). Where neither can run
-(macOS, Windows, a machine without strace) a student's self-check falls back to the in-process
-harness and says so in one line; grading refuses with the reason.
+Grading needs the sandbox (bubblewrap under strace); ``CHECKPOINT_LAB_SANDBOX=off`` (what
+``checkpoint-lab grade --no-sandbox`` sets, for trusted code only) keeps strace and drops the
+sandbox; where neither can run, grading refuses with the reason (:func:`grading_problem`).
+
+A student's self-check needs an observer, never a sandbox: the student's own code on their own
+machine needs no jail. It takes the best one the machine has, in this order (:func:`observer`):
+
+1. ``sandbox``: strace over bubblewrap, exactly as grading runs it;
+2. ``strace``: strace alone, the code unconfined (a JupyterHub pod, a container, a laptop with
+   strace but no user namespaces), its folders shown to the judge as ``/work`` and ``/tmp``;
+3. ``inprocess``: the in-process recorder (:mod:`graders.inprocess.record`), pure Python, on
+   macOS, Windows, anywhere, and in a browser.
+
+All three give the judge the same recording, and the judge builds every crash state from it by
+replay. ``CHECKPOINT_LAB_OBSERVER`` (``sandbox``, ``strace`` or ``inprocess``) forces one, for
+the tests and the benchmarks; ``CHECKPOINT_LAB_SANDBOX=selfcheck`` means ``inprocess``.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import subprocess
 
+from graders.sandbox import box
 from graders.sandbox.box import observer_problem, sandbox_problem
+from graders.sandbox.harness import TracedHarness
 from graders.sandbox.serve import SandboxUnavailable
 
-__all__ = ["MODE_ENV", "harness_for", "grading_problem", "SELF_CHECK_NOTE"]
+__all__ = ["MODE_ENV", "OBSERVER_ENV", "OBSERVERS", "harness_for", "grading_problem",
+           "observer", "observer_note", "strace_problem", "SELF_CHECK_NOTE"]
 
 MODE_ENV = "CHECKPOINT_LAB_SANDBOX"
+OBSERVER_ENV = "CHECKPOINT_LAB_OBSERVER"
+OBSERVERS = ("sandbox", "strace", "inprocess")
 
-#: The one line a self-check prints when it could not use the outside observer.
-SELF_CHECK_NOTE = ("Self-check mode: this machine cannot watch your code from outside (no Linux "
-                   "strace), so it ran in-process; grading runs it in a sandbox, watched from "
-                   "outside, and may find more.")
+#: The line a self-check shows when its observer is not grading's sandbox, by observer.
+NOTES = {
+    "strace": ("Self-check: this machine cannot make grading's sandbox, so strace watched your "
+               "code run unconfined; every crash state was built from that record, as grading "
+               "builds them."),
+    "inprocess": ("Self-check: this machine has no strace, so your code ran in this process "
+                  "while the course recorded its file operations; every crash state was built "
+                  "from that record, as grading builds them."),
+}
+#: Kept for code that imported it: the in-process recorder's line.
+SELF_CHECK_NOTE = NOTES["inprocess"]
 
 
 def _mode() -> str:
@@ -30,30 +55,87 @@ def _mode() -> str:
 
 
 def _sandboxed() -> bool:
-    return _mode() not in ("off", "0", "no", "false")
+    return _mode() not in ("off", "0", "no", "false", "selfcheck")
 
 
 def grading_problem() -> str | None:
     """Why grading cannot run here in the configured mode (one line), or None."""
     if _mode() == "selfcheck":
-        return "the self-check's in-process harness was asked for (CHECKPOINT_LAB_SANDBOX)"
+        return "the self-check's in-process recorder was asked for (CHECKPOINT_LAB_SANDBOX)"
     return sandbox_problem() if _sandboxed() else observer_problem()
 
 
-def harness_for(submission, timeout: float | None, *, allow_fallback: bool = False):
-    """(harness, note): the harness that grades ``submission`` here, and a line to show, if any.
+@functools.lru_cache(maxsize=4)
+def _strace_runs(strace: str) -> str | None:
+    """Whether strace can really trace a child here (a pod may forbid ptrace)."""
+    try:
+        proc = subprocess.run([strace, "-f", "-qq", "-o", os.devnull, "--", "true"],
+                              capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError) as err:
+        return f"strace could not start here ({err})"
+    if proc.returncode != 0:
+        why = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        return f"strace is installed but cannot trace here ({why})"
+    return None
 
-    Raises :class:`SandboxUnavailable` when grading cannot run and no fallback is allowed.
+
+def strace_problem() -> str | None:
+    """Why strace alone cannot watch a run here (one line), or None."""
+    problem = observer_problem()
+    return problem or _strace_runs(box.find_tools().strace)
+
+
+def observer() -> str:
+    """The observer a self-check uses here: ``sandbox``, ``strace`` or ``inprocess``."""
+    forced = os.environ.get(OBSERVER_ENV, "").strip().lower()
+    if forced in OBSERVERS:
+        return forced
+    if _mode() == "selfcheck":
+        return "inprocess"
+    if _sandboxed() and grading_problem() is None:
+        return "sandbox"
+    if strace_problem() is None:
+        return "strace"
+    return "inprocess"
+
+
+def observer_note() -> str | None:
+    """The one line a self-check shows about its observer here (None for grading's own)."""
+    return NOTES.get(observer())
+
+
+class StraceHarness(TracedHarness):
+    """Strace alone, no sandbox: the run's real working folder is shown to the judge as
+    ``/work`` (its temp folder is the machine's ``/tmp``, another filesystem), by the session,
+    as for ``--no-sandbox`` grading."""
+
+    def __init__(self, submission, *, timeout: float | None = None, checker=None) -> None:
+        super().__init__(submission, timeout=timeout, sandbox=False, checker=checker)
+
+
+def harness_for(submission, timeout: float | None, *, allow_fallback: bool = False,
+                checker=None):
+    """(harness, note): the harness that runs ``submission`` here, and a line to show, if any.
+
+    Grading (``allow_fallback`` False) runs where :func:`grading_problem` allows, else raises
+    :class:`SandboxUnavailable`; a self-check (``allow_fallback``) runs on :func:`observer`.
+    Live functions (no source) run in the forking harness of :mod:`graders.inprocess.harness`.
     """
-    from graders.inprocess.harness import DEFAULT_TIMEOUT, Harness
-    from graders.sandbox.harness import TracedHarness
-
     if submission.in_process:
+        from graders.inprocess.harness import DEFAULT_TIMEOUT, Harness
+
         return Harness(submission, timeout=DEFAULT_TIMEOUT if timeout is None else timeout), None
-    problem = grading_problem()
-    if problem is None:
-        return TracedHarness(submission, timeout=timeout, sandbox=_sandboxed()), None
     if not allow_fallback:
-        raise SandboxUnavailable(problem)
-    return (Harness(submission, timeout=DEFAULT_TIMEOUT if timeout is None else timeout),
-            SELF_CHECK_NOTE)
+        problem = grading_problem()
+        if problem is not None:
+            raise SandboxUnavailable(problem)
+        return TracedHarness(submission, timeout=timeout, sandbox=_sandboxed(),
+                             checker=checker), None
+    chosen = observer()
+    if chosen == "sandbox":
+        return TracedHarness(submission, timeout=timeout, checker=checker), None
+    if chosen == "strace":
+        return StraceHarness(submission, timeout=timeout, checker=checker), NOTES["strace"]
+    from graders.inprocess.recorded_harness import RecordedHarness
+
+    return RecordedHarness(submission, timeout=timeout, checker=checker), NOTES["inprocess"]

@@ -15,6 +15,7 @@ from graders.judge.crash_points import KINDS, NO_CRASH, CrashPoint
 from graders.judge.observation import Observation
 from graders.judge.verdict import Verdict
 from graders.judge.verdicts import judge, load_message
+from graders.sandbox.extra_runs import EXTRA_KINDS, extra_verdicts
 from graders.sandbox.serve import DEFAULT_TIMEOUT, record
 from graders.submission import Submission
 
@@ -42,6 +43,7 @@ class TracedHarness:
         self.sandbox = sandbox
         self.checker = checker
         self._runs: dict[str, tuple] = {}
+        self._extras: dict[str, dict[str, list[Verdict]]] = {}
         self._scenarios: dict = {}
 
     def __enter__(self) -> TracedHarness:
@@ -63,6 +65,14 @@ class TracedHarness:
                                      if isinstance(scenario, str) else scenario)
         return self._scenarios[name]
 
+    def _record(self, sc):
+        """One recorded run on scenario ``sc`` (another observer's harness records its own way)."""
+        return record(self.submission.source, sc, sandbox=self.sandbox, timeout=self.timeout)
+
+    def _record_extra(self, source: str, sc, **how):
+        """A run beside the recorded one (a restart, a full disk), recorded the same way."""
+        return record(source, sc, **how)
+
     def load_problem(self) -> str | None:
         """Why the submission cannot run at all (a student message), or None."""
         return self.submission.problem()
@@ -77,8 +87,8 @@ class TracedHarness:
                 from graders.judge.matrix import IncompleteRecording
 
                 for attempt in (1, 2):  # a recording the grader lost part of is made again
-                    rec = record(self.submission.source, sc, sandbox=self.sandbox,
-                                 timeout=self.timeout)
+                    rec = self._record(sc)
+                    _locate_errors(rec, self.submission)
                     try:
                         verdicts, matrix = (judge(rec, sc) if self.checker is None
                                             else judge(rec, sc, checker=self.checker))
@@ -90,12 +100,29 @@ class TracedHarness:
         return self._runs[sc.name]
 
     def run_matrix(self, scenario, kinds: Iterable[str] | None = None) -> list[Verdict]:
-        """Verdicts of every crash point of ``scenario`` (of ``kinds``), in timeline order."""
-        _rec, verdicts, _matrix = self._run(scenario)
+        """Verdicts of every crash point of ``scenario`` (of ``kinds``), in timeline order;
+        asked for by kind, the restarts and the full disk too, before the run's end."""
+        _rec, verdicts, matrix = self._run(scenario)
         if kinds is None:
             return list(verdicts)
         kinds = {kinds} if isinstance(kinds, str) else set(kinds)
-        return [v for v in verdicts if v.kind in kinds or v.kind in (NO_CRASH, "load")]
+        mine = [v for v in verdicts if v.kind in kinds or v.kind in (NO_CRASH, "load")]
+        if matrix is not None and kinds & set(EXTRA_KINDS):
+            mine[-1:-1] = self._extra(scenario, matrix, kinds)
+        return mine
+
+    def _extra(self, scenario, matrix, kinds: set[str]) -> list[Verdict]:
+        """The restart and full-disk verdicts of ``kinds`` (:mod:`graders.sandbox.extra_runs`),
+        run once per scenario and kind."""
+        from graders.judge.checkpoint_rules import check
+
+        sc = self.scenario(scenario)
+        done = self._extras.setdefault(sc.name, {})
+        for kind in sorted(kinds & set(EXTRA_KINDS) - set(done)):
+            done[kind] = extra_verdicts(self.submission.source, sc, matrix, {kind},
+                                        sandbox=self.sandbox, timeout=self.timeout,
+                                        checker=self.checker or check, record=self._record_extra)
+        return [v for kind in sorted(kinds & set(done)) for v in done[kind]]
 
     def power_verdicts(self, scenario) -> list[Verdict]:
         """Verdicts of every power-cut crash point of ``scenario``, from the same one run."""
@@ -130,7 +157,7 @@ class TracedHarness:
             if pm.point.id == point_id:
                 return matrix.observation(pm, pm.moments[0])
         known = ", ".join(pm.point.id for pm in matrix.points)
-        from graders.inprocess.harness import HarnessError
+        from graders.inprocess.errors import HarnessError
 
         raise HarnessError(f"no crash point {point_id!r} in this run of {sc.name}; its crash "
                            f"points are: {known}")
@@ -147,6 +174,14 @@ class TracedHarness:
     def dry_run(self, scenario) -> Observation:
         """The ``no_crash`` observation."""
         return self.run_point(scenario, NO_CRASH)
+
+
+def _locate_errors(rec, submission: Submission) -> None:
+    """Say the line of each error in ``rec`` as a line of its part of ``submission`` (the answer
+    cell the student wrote), before the judge words its messages."""
+    rec.error = submission.locate(rec.error)
+    if isinstance(rec.load, dict) and isinstance(rec.load.get("error"), dict):
+        rec.load = {**rec.load, "error": submission.locate(rec.load["error"])}
 
 
 def _kind(point_id: str) -> str:

@@ -27,18 +27,27 @@ class SandboxUnavailable(RuntimeError):
 
 
 def record(source: str, scenario=None, *, mode: str = "loop", sandbox: bool = True,
-           timeout: float = DEFAULT_TIMEOUT, keep: bool = False) -> Recording:
+           timeout: float = DEFAULT_TIMEOUT, keep: bool = False, seed: list | None = None,
+           fill_at: tuple[str, int] | None = None) -> Recording:
     """Run ``source`` once on ``scenario`` (a fake_llm Scenario) in the sandbox, traced.
 
     ``mode`` is ``"loop"`` (call ``run_agent``) or ``"missing_fields"`` (only load the code and
-    describe its ``MISSING_FIELDS``). With ``sandbox=False`` the code runs traced but as this
-    user, unconfined: for trusted code only. Raises :class:`SandboxUnavailable` when what is
-    needed is missing; never raises for anything the submission does.
+    describe its ``MISSING_FIELDS``). ``seed`` makes the run a restart: the files of a crash
+    state (``{"path", "kind", "data", "target"}``, paths under ``/work`` and ``/tmp``, data in
+    base64) are in place before the code is loaded. ``fill_at`` (``("tool", 2)``) fills the disk
+    once that call has been served (:meth:`Session.fill_disk_at`). With ``sandbox=False`` the
+    code runs traced but as this user, unconfined: for trusted code only. Raises
+    :class:`SandboxUnavailable` when what is needed is missing; never raises for anything the
+    submission does.
     """
     problem = sandbox_problem() if sandbox else observer_problem()
     if problem:
         raise SandboxUnavailable(problem)
     session = Session(source, scenario, mode=mode, sandbox=sandbox, timeout=timeout, keep=keep)
+    if seed is not None:
+        session.seed(seed)
+    if fill_at is not None:
+        session.fill_disk_at(*fill_at)
     try:
         session.start()
         session.serve()

@@ -10,11 +10,18 @@
 - `graders.teaching.checkpoint_view`: a checkpoint shown readably, chosen fields highlighted.
 - `graders.teaching.code_view`: code and diffs shown whole-line (no mid-word wrap), any theme.
 - `graders.teaching.style`: the widgets' stylesheet (light and dark theme) and keyboard script.
-- `graders.teaching.scene`: small helpers to describe one crash run.
-- `graders.teaching.cost`: what two saves per turn cost, measured, plotted and read.
-- `graders.teaching.deeper`: the Going deeper demonstrations (two writers, power loss).
-- `graders.teaching.filesystem`, `power_cut`, `predict`, `predictions`, `parallel_turn`: which
-  filesystem a folder is on, the power-cut table, predict-then-run, and Level 4's turn.
+- `graders.teaching.scene`: small helpers to describe one crash run, and to print it wrapped at
+  word boundaries.
+- `graders.teaching.cost`: what two durable saves per turn cost, measured, plotted and read.
+- `graders.teaching.deeper`: two writers on one temp name (the appendix), a rename across
+  filesystems (part 3).
+- `graders.teaching.power_cut`: part 4's power-cut table, and Level 3's four saves to predict.
+- `graders.teaching.predict`, `predictions`: predict-then-run (options shuffled per student, as
+  the quizzes'), and the lock under Level 2's written part 1 (`lock_answer`).
+- `graders.teaching.filesystem`, `parallel_turn`: which filesystem a folder is on, and one turn
+  with several tool calls (part 5).
+
+Every view's plain-text fallback shows a question and how to answer it, never its answer.
 
 Submodules are imported on demand, so importing this package pulls in neither ipywidgets nor
 matplotlib.

@@ -16,7 +16,7 @@ FIELD_PURPOSES: dict[str, str] = {
     "version": "the protocol version: resume checks it first and refuses one it does not know",
     "task": "the user's task in words: which task this checkpoint belongs to",
     "turns": "how many turns have run: the max-turn cap counts on from it",
-    "tokensUsed": "tokens spent so far: the compaction threshold fires off it",
+    "tokensUsed": "output tokens so far: the compaction threshold fires off it",
     "messages": "the whole conversation: everything the model knows about what happened",
     "pendingToolUse": "the tool call named but not yet recorded ({id, name, input}), or null",
 }

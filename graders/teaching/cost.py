@@ -106,10 +106,13 @@ def _turn_messages(conversation: list[dict], turn: int, per_cycle: int) -> list[
     return [assistant, user]
 
 
-def _reference_save() -> Callable[[dict], None]:
-    from graders.teaching.variants import load_function
+def _durable_save() -> Callable[[dict], None]:
+    """Lesson 04's durable save: temp file, its fsync, the rename, the folder's fsync."""
+    from graders.teaching.power_cut import SAVES
 
-    return load_function("reference", "save_checkpoint")
+    namespace: dict = {"__name__": "checkpoint_lab_durable_save"}
+    exec(compile(SAVES["both"], "<the durable save of lesson 04>", "exec"), namespace)  # noqa: S102
+    return namespace["save_checkpoint"]
 
 
 def measure_save_cost(
@@ -119,15 +122,16 @@ def measure_save_cost(
     save_checkpoint: Callable[[dict], None] | None = None,
     directory: str | os.PathLike | None = None,
 ) -> CostMeasurement:
-    """Time ``save_checkpoint`` (the reference's atomic save by default) at both save points of
-    ``turns`` turns of ``scenario``, in ``directory`` (a fresh temporary one by default).
+    """Time ``save_checkpoint`` (by default lesson 04's durable save, with both fsyncs) at both
+    save points of ``turns`` turns of ``scenario``, in ``directory`` (a fresh temporary one by
+    default).
 
     The working directory changes to ``directory`` while it runs (the save writes
     ``checkpoint.json`` in the current directory) and is restored afterwards.
     """
     if not isinstance(turns, int) or turns < 1:
         raise ValueError(f"turns must be a whole number of at least 1, not {turns!r}")
-    save = save_checkpoint or _reference_save()
+    save = save_checkpoint or _durable_save()
     sc = load_scenario(scenario)
     conversation = sc.conversation()
     per_cycle = (len(conversation) - 1) // 2

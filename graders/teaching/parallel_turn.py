@@ -1,4 +1,4 @@
-"""Lesson 04's view of one turn with several tool calls: every moment of the turn, what
+"""Lesson 05's view of one turn with several tool calls: every moment of the turn, what
 ``checkpoint.json`` holds then, and what resume would do if the process were killed there.
 
 The moments come from a real run of Level 4's reference loop
@@ -199,7 +199,7 @@ def _pending_html(state: dict | None) -> str:
         return ""
     pending = state["pendingToolUse"]
     shown = None if pending is None else [
-        {**{k: e[k] for k in ("id", "name")},
+        {**{k: e[k] for k in ("id", "name", "input")},
          **({"result": e["result"][:40] + ("..." if len(e["result"]) > 40 else "")}
             if "result" in e else {})} for e in pending]
     return ("<pre style='white-space:pre-wrap'>\"pendingToolUse\": "
@@ -217,10 +217,12 @@ class TurnView(TextFallback, widgets.VBox):
 
     def __init__(self, moments: list[TurnMoment], scenario: str, turn: int) -> None:
         self.moments, self.scenario, self.turn = moments, scenario, turn
+        # No readout beside the slider: a long label was cut off there. The pane below names
+        # the moment in full.
         self.slider = widgets.SelectionSlider(
             options=[(f"{i + 1}. {m.label}", i) for i, m in enumerate(moments)], value=0,
-            description="moment", continuous_update=True, layout=widgets.Layout(width="95%"),
-            style={"description_width": "initial"})
+            description="Moment:", continuous_update=True, readout=False,
+            layout=widgets.Layout(width="95%"), style={"description_width": "initial"})
         self.pane = widgets.HTML()
         self.slider.observe(lambda change: self.render(), names="value")
         title = widgets.HTML(f"<b>One turn with several tool calls</b> "
@@ -232,7 +234,8 @@ class TurnView(TextFallback, widgets.VBox):
     def render(self) -> None:
         """Show the moment the slider is on."""
         m = self.moments[self.slider.value]
-        self.pane.value = (f"<p><b>{html.escape(m.label)}</b></p>"
+        where = f"Moment {self.slider.value + 1} of {len(self.moments)}: "
+        self.pane.value = (f"<p>{where}<b>{html.escape(m.label)}</b></p>"
                            f"<p>On disk: {html.escape(m.on_disk)}.</p>"
                            + _pending_html(m.checkpoint)
                            + f"<p><b>Killed here, resume</b> {html.escape(m.resume)}.</p>")

@@ -1,9 +1,14 @@
-"""Lesson 04's power-cut table: the four saves (no fsync, the file's only, the folder's only,
-both) run for real in the grader's sandbox, and every state a power cut could leave while the
-first tool runs, from the same engine that grades Level 3 (:mod:`graders.judge.power`).
+"""Power cuts, shown from the engine that grades Level 3 (:mod:`graders.judge.power`).
 
-Needs what grading needs (Linux with strace and bubblewrap); elsewhere the table says so in one
-line.
+- Lesson 04's table (:func:`power_cut_table`): four saves (no fsync, the file's only, the
+  folder's only, both) run for real in the grader's sandbox, and every state a power cut while
+  tool 2 runs could leave. Where the sandbox cannot run, each save runs once in this process under
+  the in-process recorder (:mod:`graders.inprocess.record`), whose recording the same engine
+  replays; the table says so in one line.
+- Level 3's puzzle (:func:`compare_saves`): four saves with their syncs in the wrong places (or
+  missing), :data:`LEVEL3_SAVES`, graded by Level 3's checks. The student first fills a table of
+  what each can lose; the comparison shows nothing until every cell is filled. Where the sandbox
+  is missing it shows :data:`KNOWN_OUTCOMES`, which a test holds equal to a real run.
 """
 
 from __future__ import annotations
@@ -11,7 +16,8 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-__all__ = ["SAVES", "PowerRow", "power_cut_rows", "power_cut_table"]
+__all__ = ["SAVES", "PowerRow", "power_cut_rows", "power_cut_table", "LEVEL3_SAVES",
+           "KNOWN_OUTCOMES", "SaveOutcome", "save_outcomes", "show_saves", "compare_saves"]
 
 _HEAD = '''import json, os, tempfile
 
@@ -86,18 +92,19 @@ def _words(state, good: bytes | None) -> str:
     return "part of a save's bytes"
 
 
-def power_cut_rows(scenario: str = "support-tickets") -> list[PowerRow]:
-    """For each of :data:`SAVES`, the states a power cut while tool 2 runs could leave."""
+def power_cut_rows(scenario: str = "support-tickets",
+                   saves: dict[str, str] | None = None) -> list[PowerRow]:
+    """For each of ``saves`` (:data:`SAVES` by default: name -> the source of a
+    ``save_checkpoint``), the states a power cut while tool 2 runs could leave."""
     from fake_llm import load_scenario
     from graders.judge.checkpoint_rules import check
     from graders.judge.matrix import build_matrix
     from graders.judge.power import _power_point, _state_observation, power_moments
-    from graders.sandbox import record
 
     sc = load_scenario(scenario)
     rows = []
-    for name, save in SAVES.items():
-        matrix = build_matrix(record(save + _LOOP, sc), sc)
+    for name, save in (SAVES if saves is None else saves).items():
+        matrix = build_matrix(_record(save + _LOOP, sc), sc)
         pm = next(p for p in matrix.points if p.point.id == "killed_during_tool_2")
         moment = pm.moments[0]
         [pw] = [p for p in power_moments([moment], matrix.ops)]
@@ -109,24 +116,42 @@ def power_cut_rows(scenario: str = "support-tickets") -> list[PowerRow]:
     return rows
 
 
-def power_cut_table(scenario: str = "support-tickets"):
-    """The four saves side by side, as HTML in JupyterLab (text elsewhere)."""
+def _record(source: str, sc):
+    """One recorded run of ``source``: in the grader's sandbox, or where there is none, in this
+    process under the in-process recorder."""
+    from graders.sandbox import record, sandbox_problem
+
+    if sandbox_problem() is None:
+        return record(source, sc)
+    from graders.inprocess.record import record_in_process
+
+    return record_in_process(source, sc)
+
+
+#: The line the table shows where the saves ran under the in-process recorder.
+RECORDED_HERE = ("The four saves ran in this process, their file operations recorded (there is "
+                 "no sandbox here); the power-cut states are built from those records, as "
+                 "grading builds them.")
+
+
+def power_cut_table(scenario: str = "support-tickets", saves: dict[str, str] | None = None):
+    """The four saves (or ``saves``) side by side, as HTML in JupyterLab (text elsewhere)."""
     from graders.sandbox import sandbox_problem
 
-    problem = sandbox_problem()
-    if problem:
-        return _Shown(f"This table runs the four saves in the grader's sandbox, which is not "
-                      f"here: {problem}", None)
-    rows = power_cut_rows(scenario)
+    note = RECORDED_HERE if sandbox_problem() else None
+    rows = power_cut_rows(scenario, saves)
     text = "\n".join(f"{r.save:16} {'resume copes' if r.ok else 'LOST':12} "
                      + "; ".join(r.states) for r in rows)
+    if note:
+        text = f"{note}\n{text}"
     cells = "".join(
         f"<tr><th scope='row' style='text-align:left;padding:4px 8px'>{html.escape(r.save)}</th>"
         f"<td style='padding:4px 8px'>{'<br>'.join(html.escape(s) for s in r.states)}</td>"
         f"<td style='padding:4px 8px;font-weight:600'>"
         f"{'resume copes' if r.ok else 'a save the loop relied on is lost'}</td></tr>"
         for r in rows)
-    markup = ("<table class='checkpoint-lab-power-cut' style='border-collapse:collapse'>"
+    markup = ((f"<p>{html.escape(note)}</p>" if note else "")
+              + "<table class='checkpoint-lab-power-cut' style='border-collapse:collapse'>"
               "<caption style='text-align:left'>A power cut while tool 2 runs: what "
               "checkpoint.json could be</caption><thead><tr><th scope='col'>fsync of</th>"
               "<th scope='col'>checkpoint.json after the power cut</th>"
@@ -143,3 +168,161 @@ class _Shown:
 
     def _repr_html_(self) -> str | None:
         return self.markup
+
+
+# -- Level 3's puzzle: four saves, what can each lose? ----------------------------------------
+
+_L3_HEAD = '''import json
+import os
+import tempfile
+
+CHECKPOINT = "checkpoint.json"
+
+
+def save_checkpoint(state):
+    directory = os.path.dirname(os.path.abspath(CHECKPOINT))
+    fd, tmp_path = tempfile.mkstemp(dir=directory, prefix="checkpoint.", suffix=".tmp")
+'''
+
+#: Level 3's four saves, by name. Save 1 is the exercise's starter; save 2 is Level 2's atomic
+#: save as the reference wrote it. None of them survives every power cut.
+LEVEL3_SAVES = {
+    "save 1": _L3_HEAD + '''    folder = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(state, f)
+        f.flush()
+        os.fsync(folder)
+        os.replace(tmp_path, CHECKPOINT)
+        os.fsync(f.fileno())
+    os.close(folder)
+''',
+    "save 2": _L3_HEAD + '''    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(state, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp_path, CHECKPOINT)
+''',
+    "save 3": _L3_HEAD + '''    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(state, f)
+        os.fsync(f.fileno())
+    os.replace(tmp_path, CHECKPOINT)
+    folder = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    os.fsync(folder)
+    os.close(folder)
+''',
+    "save 4": _L3_HEAD + '''    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(state, f)
+        f.flush()
+        os.fsync(f.fileno())
+    folder = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    os.fsync(folder)
+    os.close(folder)
+    os.replace(tmp_path, CHECKPOINT)
+''',
+}
+
+#: The two columns of the table: what a power cut at some moment of the run can leave.
+COLUMNS = {
+    "empty": "checkpoint.json empty or cut short",
+    "older": "a save the loop relied on missing (no file, or an older save) after a tool ran",
+}
+
+
+@dataclass
+class SaveOutcome:
+    """What power cuts at every moment of one run can do to one save: ``empty`` and ``older``
+    as in :data:`COLUMNS`, and the first moment at which each happens ("" where it never does)."""
+
+    save: str
+    empty: bool
+    older: bool
+    empty_at: str = ""
+    older_at: str = ""
+
+
+#: What Level 3's checks find for each save on support-tickets (a test holds it to a real run).
+KNOWN_OUTCOMES = {
+    "save 1": SaveOutcome("save 1", True, True, "power_cut_in_save_1", "power_cut_during_tool_1"),
+    "save 2": SaveOutcome("save 2", False, True, "", "power_cut_during_tool_1"),
+    "save 3": SaveOutcome("save 3", True, False, "power_cut_in_save_1", ""),
+    "save 4": SaveOutcome("save 4", False, True, "", "power_cut_during_tool_1"),
+}
+
+
+def save_outcomes() -> dict[str, SaveOutcome]:
+    """Each of :data:`LEVEL3_SAVES` graded by Level 3's visible checks, in the sandbox."""
+    from graders.checks import grade_submission
+    from graders.checks.counting import counts_against
+
+    outcomes = {}
+    for name, code in LEVEL3_SAVES.items():
+        results = grade_submission(f"# --- answer cell l3_save_checkpoint ---\n{code}",
+                                   "03_power_cut", include_hidden=False)
+        failed = {check_id: [v.point for v in r.verdicts if counts_against(check_id, v)]
+                  for check_id, r in results.items()}
+        empty, older = failed["l3_file_synced"], failed["l3_directory_synced"]
+        outcomes[name] = SaveOutcome(name, bool(empty), bool(older),
+                                     empty[0] if empty else "", older[0] if older else "")
+    return outcomes
+
+
+def show_saves():
+    """The four saves, one after the other, as code (whole lines, any theme)."""
+    from graders.teaching.code_view import show_code
+
+    text = "\n\n".join(f"# ---- {name} ----\n{code.split(chr(10) * 3, 1)[1]}"
+                        for name, code in LEVEL3_SAVES.items())
+    return show_code(text, language="python")
+
+
+def _unfilled(table) -> list[str]:
+    if not isinstance(table, dict):
+        return list(LEVEL3_SAVES)
+    missing = []
+    for name in LEVEL3_SAVES:
+        row = table.get(name)
+        if not (isinstance(row, dict) and all(isinstance(row.get(c), bool) for c in COLUMNS)):
+            missing.append(name)
+    return missing
+
+
+def compare_saves(table) -> _Shown:
+    """The student's table beside what power cuts really leave, once every cell is filled.
+
+    ``table`` is ``{"save 1": {"empty": bool, "older": bool}, ...}``. Until all eight cells hold
+    True or False nothing is revealed.
+    """
+    missing = _unfilled(table)
+    if missing:
+        return _Shown("Fill in every cell first (True or False): " + ", ".join(missing)
+                      + " not yet. Nothing is shown until you have committed to all eight.", None)
+    from graders.sandbox import sandbox_problem
+
+    problem = sandbox_problem()
+    outcomes = KNOWN_OUTCOMES if problem else save_outcomes()
+    note = (f"(The grader's sandbox is not here ({problem}): these are the outcomes it found "
+            "on Linux.)" if problem else
+            "Each save ran for real with the lesson's loop, and the engine that grades Level 3 "
+            "cut the power at every moment of the run.")
+    right = sum(table[n][c] == getattr(o, c) for n, o in outcomes.items() for c in COLUMNS)
+    lines, rows = [], []
+    for name, outcome in outcomes.items():
+        cells = []
+        for column in COLUMNS:
+            real, mine = getattr(outcome, column), table[name][column]
+            at = getattr(outcome, f"{column}_at")
+            truth = f"yes (first at {at})" if real else "no"
+            cells.append((mine, truth, mine == real))
+        lines.append(f"{name}: " + "; ".join(
+            f"{column}: you said {'yes' if mine else 'no'}, really {truth}"
+            + ("" if ok else " <- not what you predicted")
+            for column, (mine, truth, ok) in zip(COLUMNS, cells, strict=True)))
+        rows.append(f"<tr><th scope='row'>{html.escape(name)}</th>" + "".join(
+            f"<td>you said {'yes' if mine else 'no'}; really <b>{html.escape(truth)}</b>"
+            f"{'' if ok else ' &#10007;'}</td>" for mine, truth, ok in cells) + "</tr>")
+    head = f"You predicted {right} of {len(COLUMNS) * len(outcomes)} cells right. {note}"
+    markup = (f"<p>{html.escape(head)}</p><table class='cl-level3-saves'><thead><tr>"
+              "<th scope='col'>save</th>"
+              + "".join(f"<th scope='col'>{html.escape(t)}</th>" for t in COLUMNS.values())
+              + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+    return _Shown("\n".join([head, *lines]), markup)

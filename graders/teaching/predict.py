@@ -6,7 +6,7 @@ what they expect and locks it in; then they run the next cell, which ends with
 the prediction is locked in, and a prediction cannot be changed once it is.
 
     >>> view = predict("torn_in_place")        # in a notebook: pick, then "Lock in"
-    >>> view.lock_in("b")                       # the same, in code
+    >>> view.lock_in("a")                       # the same, in code
     >>> print(compare("torn_in_place"))
 """
 
@@ -21,7 +21,8 @@ from graders.teaching._fallback import TextFallback
 from graders.teaching.predictions import PREDICTIONS
 from graders.teaching.quiz import Quiz
 
-__all__ = ["PredictionView", "Comparison", "predict", "compare", "locked_in", "forget"]
+__all__ = ["PredictionView", "Comparison", "predict", "compare", "locked_in", "forget",
+           "AnswerLock", "lock_answer"]
 
 #: What each prediction was locked in as, in this kernel: {prediction id: choice index}.
 _LOCKED: dict[str, int] = {}
@@ -122,9 +123,10 @@ class PredictionView(TextFallback, widgets.VBox):
                              "what really happens.")
 
     def fallback_text(self) -> str:
+        letters = ", ".join(f'"{letter}"' for letter in self.prediction.letters)
         return (f"Predict: {self.prediction.to_text(reveal=False)}\n\n"
-                f"Lock in your answer in code: predict({self.prediction.id!r}).lock_in(\"b\"), "
-                "then run the next cell.")
+                f"Lock in your answer in code: predict({self.prediction.id!r}).lock_in(LETTER), "
+                f"with LETTER one of {letters}; then run the next cell.")
 
 
 def predict(prediction_id: str) -> PredictionView:
@@ -159,6 +161,10 @@ class Comparison:
 
     __str__ = to_text
 
+    def __repr__(self) -> str:
+        # What a viewer without HTML shows: the sentence, never the dataclass with its flags.
+        return self.to_text()
+
     def _repr_html_(self) -> str:
         cls = {True: "cl-right", False: "cl-wrong", None: "cl-muted"}[self.right]
         return (f'<div class="cl-predict-compare" data-right="{str(self.right).lower()}">'
@@ -168,3 +174,59 @@ class Comparison:
 def compare(prediction_id: str) -> Comparison:
     """What was predicted for ``prediction_id`` in this kernel, beside what happened."""
     return Comparison(_prediction(prediction_id), locked_in(prediction_id))
+
+
+class AnswerLock(TextFallback, widgets.VBox):
+    """Under a written answer: lock it in, and the exercise's checks show what they found.
+
+    Until then (in this kernel) the checks show only pass or fail and the crash points that
+    failed (`graders.checks.gate`): the student commits to a diagnosis before reading the
+    judge's. Run All does not press the button.
+    """
+
+    rerun_hint = "Run this cell to lock in your answer (its button needs the running kernel)."
+
+    def __init__(self, grade_id: str, **kwargs) -> None:
+        from graders.checks.gate import GATES
+
+        if grade_id not in GATES.values():
+            raise KeyError(f"no check waits for {grade_id!r}; the gated answers are "
+                           f"{', '.join(sorted(GATES.values()))}")
+        self.grade_id = grade_id
+        self.lock = widgets.Button(description="Lock in my answer", disabled=False,
+                                   tooltip="Then run the checks below: they show everything",
+                                   layout=widgets.Layout(width="max-content"))
+        self.lock.add_class("cl-answer-lock")
+        self.status = widgets.HTML()
+        self.status.add_class("cl-answer-status")
+        self.lock.on_click(lambda _button: self.lock_in())
+        super().__init__([self.lock, self.status], **kwargs)
+        self.add_class("cl-answer")
+        self._show()
+
+    def lock_in(self) -> None:
+        """Lock the written answer in, as the button does."""
+        from graders.checks.gate import mark_answered
+
+        mark_answered(self.grade_id)
+        self._show()
+
+    def _show(self) -> None:
+        from graders.checks.gate import answered
+
+        if answered(self.grade_id):
+            self.lock.disabled = True
+            self.status.value = ("Locked in. The checks below now say what they found: run "
+                                 "them again.")
+        else:
+            self.status.value = ("<em>Written your answer above? Lock it in: until then the "
+                                 "checks below show only pass or fail, and where.</em>")
+
+    def fallback_text(self) -> str:
+        return (f"Once your answer above is written, lock it in: lock_answer({self.grade_id!r})"
+                ".lock_in(). Until then the checks below show only pass or fail, and where.")
+
+
+def lock_answer(grade_id: str) -> AnswerLock:
+    """The lock under written answer ``grade_id`` (see `AnswerLock`)."""
+    return AnswerLock(grade_id)

@@ -15,9 +15,10 @@ from .quiz_questions import (
     lesson01_the_execution_scene_and_six_fields,
     lesson02_two_save_points,
     lesson03_atomic_save,
-    lesson04_going_deeper,
-    lesson05_claude_code_and_what_checkpoints_cost,
-    lesson06_knowledge_check_and_recap,
+    lesson04_power_cuts,
+    lesson05_several_tool_calls_in_one_turn,
+    lesson06_claude_code_and_what_checkpoints_cost,
+    lesson07_knowledge_check_and_recap,
 )
 
 __all__ = [
@@ -35,9 +36,10 @@ _PARTS = (
     lesson01_the_execution_scene_and_six_fields,
     lesson02_two_save_points,
     lesson03_atomic_save,
-    lesson04_going_deeper,
-    lesson05_claude_code_and_what_checkpoints_cost,
-    lesson06_knowledge_check_and_recap,
+    lesson04_power_cuts,
+    lesson05_several_tool_calls_in_one_turn,
+    lesson06_claude_code_and_what_checkpoints_cost,
+    lesson07_knowledge_check_and_recap,
 )
 
 #: Every quiz question, by id, with its options in the order they were written.
@@ -63,5 +65,6 @@ KNOWLEDGE_CHECK: tuple[str, ...] = (
     "a_only_after_result",
     "pending_tool_use_for",
     "temp_same_directory",
+    "finished_results_kept",
     "short_task_cost",
 )

@@ -3,11 +3,33 @@
 from __future__ import annotations
 
 import copy
+import re
+import textwrap
 from collections.abc import Iterable, Mapping
 
 from graders.judge.observation import Observation
 
-__all__ = ["without", "describe_run", "ledger_lines", "ran_twice"]
+__all__ = ["without", "describe_run", "ledger_lines", "ran_twice", "wrap_text", "say"]
+
+#: The width printed text is wrapped to: a notebook's output area wraps longer lines anywhere,
+#: in the middle of a word too.
+WIDTH = 88
+
+
+def wrap_text(text: str, width: int = WIDTH) -> str:
+    """``text`` with every line wrapped at word boundaries to ``width`` columns; a wrapped line
+    goes on under its own text (after its indent and any ``- `` or ``1. `` bullet)."""
+    out = []
+    for line in str(text).splitlines() or [""]:
+        head = re.match(r"\s*(?:[-*]\s+|\d+\.\s+)?", line).group(0)
+        out.extend(textwrap.wrap(line, width, subsequent_indent=" " * len(head),
+                                 break_long_words=False, break_on_hyphens=False) or [""])
+    return "\n".join(out)
+
+
+def say(*parts) -> None:
+    """Print ``parts`` (joined by spaces), wrapped as :func:`wrap_text` wraps."""
+    print(wrap_text(" ".join(str(p) for p in parts)))
 
 
 def without(checkpoint: Mapping, *fields: str) -> dict:
@@ -55,4 +77,4 @@ def describe_run(obs: Observation) -> str:
                  f"{obs.model_calls} times; the tools {obs.tool_calls} times.")
     ledger = ledger_lines(obs.ledger)
     lines.append("Ledger (tools that really ran): " + ("; ".join(ledger) if ledger else "none"))
-    return "\n".join(lines)
+    return wrap_text("\n".join(lines))

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fake_llm import load_scenario
-from graders.inprocess.harness import Harness, HarnessError, unsupported_reason
+from graders.inprocess.harness import Harness, HarnessError
 from graders.judge.observation import Observation
 from graders.loop.resume import ResumeReport, resume
 from graders.teaching.variants import SAVE_POINTS, WRITE_MODES, variant, variant_name
@@ -365,13 +365,11 @@ def build_timeline(scenario: str = "support-tickets", *, timeout: float | None =
     """Run the four loops through the crash harness at every moment of ``scenario``.
 
     The four loops run side by side (one harness runner each); on a 2-core machine this takes
-    about a second for ``support-tickets``. Raises `graders.inprocess.harness.HarnessError`, saying
-    why, on a platform without the harness's POSIX techniques or when a run does not go as planned:
-    the timeline never shows a state the harness did not really produce.
+    about a second for ``support-tickets``. Where there is no ``fork`` (Windows, a browser) each
+    loop runs once, recorded, and its crash states are replayed (the harness says so in one
+    line). Raises `graders.inprocess.harness.HarnessError`, saying why, when a run does not go as
+    planned: the timeline never shows a state the harness did not really produce.
     """
-    reason = unsupported_reason()
-    if reason:
-        raise HarnessError(reason)
     moments = _moments(scenario)
     combos = [(sp, wm) for sp in SAVE_POINTS for wm in WRITE_MODES]
     states: dict[tuple[str, str, str], TimelineState] = {}

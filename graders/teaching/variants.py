@@ -239,6 +239,13 @@ def _without_docstring(source: str) -> list[str]:
     return lines
 
 
+def _ended(lines: list[str]) -> list[str]:
+    """``lines`` with the last one ended by a newline, as a diff of whole lines needs."""
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    return lines
+
+
 def starter_reference_diff(function: str) -> str:
     """What the reference changes in the starter's ``function``, as a unified diff.
 
@@ -248,7 +255,7 @@ def starter_reference_diff(function: str) -> str:
     if function not in ("run_agent", "save_checkpoint"):
         raise VariantError(f"the exercise's functions are run_agent and save_checkpoint, not "
                            f"{function!r}")
-    before = _without_docstring(function_source("starter", function))
-    after = _without_docstring(function_source("reference", function))
+    before, after = (_ended(_without_docstring(function_source(name, function)))
+                     for name in ("starter", "reference"))
     return "".join(difflib.unified_diff(before, after, f"{function} (the starter)",
                                         f"{function} (the reference)", n=2))

@@ -45,7 +45,20 @@ __all__ = [
     "StripCell",
     "strip_cells",
     "no_save_note",
+    "answer_in_code",
 ]
+
+
+def answer_in_code(quiz: Quiz | None = None) -> str:
+    """How to answer a quiz where its buttons cannot show (the fallback names no answer)."""
+    if quiz is None:
+        return ("Answer in code, one question at a time: from graders.teaching.quiz import check;"
+                " from graders.teaching.quizzes import QUIZZES; then check(QUIZZES[\"<id>\"], "
+                "LETTER). It says whether that answer is right, and why.")
+    letters = ", ".join(f'"{letter}"' for letter in quiz.letters)
+    return (f"Answer in code: check(QUIZZES[{quiz.id!r}], LETTER), with LETTER one of {letters} "
+            "(from graders.teaching.quiz import check; from graders.teaching.quizzes import "
+            "QUIZZES). It says whether that answer is right, and why.")
 
 
 class QuizView(TextFallback, widgets.VBox):
@@ -88,7 +101,7 @@ class QuizView(TextFallback, widgets.VBox):
     rerun_hint = "Run this cell to see the quiz (its buttons need the running kernel)."
 
     def fallback_text(self) -> str:
-        return self.quiz.to_text()
+        return f"{self.quiz.to_text(reveal=False)}\n\n{answer_in_code(self.quiz)}"
 
 
 class KnowledgeCheck(TextFallback, widgets.VBox):
@@ -117,8 +130,9 @@ class KnowledgeCheck(TextFallback, widgets.VBox):
                   "kernel).")
 
     def fallback_text(self) -> str:
-        return "\n\n".join(f"Question {n}. {v.quiz.to_text()}"
-                           for n, v in enumerate(self.views, 1))
+        questions = [f"Question {n} ({v.quiz.id}). {v.quiz.to_text(reveal=False)}"
+                     for n, v in enumerate(self.views, 1)]
+        return "\n\n".join([*questions, answer_in_code()])
 
 
 def disk_html(state: TimelineState) -> str:

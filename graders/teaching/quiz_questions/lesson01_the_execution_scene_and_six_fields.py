@@ -15,30 +15,27 @@ QUESTIONS: tuple[Quiz, ...] = (
         ),
         choices=(
             Choice(
-                "Nothing that matters: the spend can simply be counted again from messages after "
-                "the restart, token by token.",
+                "Nothing: the count is rebuilt exactly from messages, token by token.",
                 False,
-                "What can be recounted from messages is the context's size (what the next request "
-                "will send). The running spend is the sum of every past response's usage, and "
-                "those figures are gone with the process.",
+                "A resume could re-estimate the output tokens from the assistant messages, but "
+                "not exactly (thinking tokens, responses lost before a save). What messages "
+                "gives back exactly is the context's size, which is a different number.",
             ),
             Choice(
-                "The running spend: it restarts at zero, so a budget or threshold judged on it "
-                "fires late or never.",
+                "The output tokens counted so far: the count starts again at zero.",
                 True,
-                "tokensUsed adds up output_tokens over the run. Counted from zero it forgets "
-                "everything spent before the crash. (In practice compaction is usually judged on "
-                "the context size, the latest input_tokens plus the cache fields, which can be "
-                "recounted; the spend cannot.)",
+                "tokensUsed adds up output_tokens over the run, one part of what the run costs "
+                "(every request is also billed for its input). Counted from zero, a budget or "
+                "a threshold judged on it fires late or never.",
             ),
             Choice(
-                "The conversation: the model no longer knows what it did before the crash.",
+                "The conversation: the model no longer knows what it did before.",
                 False,
                 "What the model knows is messages, and messages is still there. tokensUsed is the "
                 "harness's own bookkeeping.",
             ),
             Choice(
-                "The file itself: resume refuses it, as it refuses a version it does not know.",
+                "The file itself: resume refuses it, as it refuses an unknown version.",
                 False,
                 "Refusing is for an unknown version. Without tokensUsed resume loads the file "
                 "and carries on, which is the trouble: its bookkeeping is wrong.",

@@ -15,15 +15,15 @@ QUESTIONS: tuple[Quiz, ...] = (
         ),
         choices=(
             Choice(
-                "The save made after tool 1's result was recorded: nothing in it mentions call 2.",
+                "The save made after tool 1's result was recorded, which says nothing of call 2.",
                 True,
                 "The newest save is the one after turn 1. Call 2 left no mark on disk, so resume "
                 "cannot tell a tool was running; it asks the model again and build_table runs "
                 "twice (the ledger shows it).",
             ),
             Choice(
-                "A checkpoint whose pendingToolUse names tool 2, since the model had already named "
-                "it.",
+                "A checkpoint whose pendingToolUse names tool 2, since the model had named it "
+                "by then.",
                 False,
                 "The model did name it, in memory. Only a save writes memory to disk, and a B-only "
                 "loop makes no save between naming a tool and recording its result.",
@@ -35,47 +35,38 @@ QUESTIONS: tuple[Quiz, ...] = (
                 "is the last complete save.",
             ),
             Choice(
-                "Torn JSON: the kill interrupts the save that runs alongside every tool call.",
+                "Torn JSON: the save of tool 2's result had begun when the tool was killed.",
                 False,
-                "Saves and tool calls take turns; nothing saves while a tool runs. Torn JSON needs "
-                "a kill in the middle of an in-place save.",
+                "The save at B comes after the tool returns; killed while it runs, no save has "
+                "begun. Torn JSON needs a kill in the middle of an in-place save.",
             ),
         ),
     ),
     Quiz(
-        id="a_only_after_result",
+        id="a_only_finished_run",
         question=(
-            "A loop saves only at save point A. Tool 2 finishes, its result is recorded in "
-            "memory, and the process is killed during the next model call. What does resume do?"
+            "A loop that saves only at save point A runs support-tickets to its end, with no "
+            "crash. What does its last checkpoint.json say?"
         ),
         choices=(
             Choice(
-                "It carries on after tool 2, because the save at point A already holds the tool's "
-                "result for it.",
-                False,
-                "Save point A runs before the tool: it records the call, never its result. The "
-                "result was only ever in memory.",
-            ),
-            Choice(
-                "It starts the task over: a loop that saves only at A has nothing on disk yet.",
-                False,
-                "Save point A of each turn did write a checkpoint; the newest one is from just "
-                "before tool 2 ran.",
-            ),
-            Choice(
-                "It refuses the file: a checkpoint with pendingToolUse set is a torn save.",
-                False,
-                "A set pendingToolUse is a complete, readable checkpoint: it says a call was "
-                "started. Torn means the file itself is cut off.",
-            ),
-            Choice(
-                "It sees pendingToolUse naming tool 2, cannot tell that it finished, and runs it "
-                "again.",
+                "That the last tool, build_table, is still in flight.",
                 True,
-                "Nothing after point A recorded the result, so the checkpoint still says tool 2 is "
-                "in flight. Resume must treat it as unfinished, and a call that already ran (and "
-                "changed the world) runs a second time. Saving only at A trades the B-only blind "
-                "spot for duplicate calls.",
+                "The last save was save point A of turn 2, and nothing saved after build_table "
+                "returned. A supervisor that restarts the loop from this file would run "
+                "build_table again, although the task is done.",
+            ),
+            Choice(
+                "That the task is done: the last save came at the end.",
+                False,
+                "An A-only loop saves before each tool and never after one, so nothing is saved "
+                "at the end. (Neither loop of this lesson records \"done\": a real harness would.)",
+            ),
+            Choice(
+                "That list_tickets is still in flight.",
+                False,
+                "list_tickets' call was named at the first save point A; the second save point A "
+                "replaced it with build_table.",
             ),
         ),
     ),

@@ -11,17 +11,15 @@ QUESTIONS: tuple[Quiz, ...] = (
     Quiz(
         id="replace_not_rename",
         source=BEYOND_SOURCE,
-        question="Why does the reference call os.replace rather than os.rename?",
+        question="Why does the lesson's atomic save call os.replace rather than os.rename?",
         choices=(
             Choice(
-                "os.replace also fsyncs the new file, so the save survives a power cut as well.",
+                "os.replace also fsyncs the new file, so the save survives a power cut too.",
                 False,
-                "Neither call fsyncs anything. Surviving a power cut takes an explicit fsync of "
-                "the temp file before the rename and of the directory after it (part 4).",
+                "Neither call fsyncs anything. What a power cut leaves is part 4's subject.",
             ),
             Choice(
-                "On Windows os.rename fails when the target exists; os.replace overwrites it there "
-                "too.",
+                "On Windows os.rename fails when the target exists; os.replace does not.",
                 True,
                 "From the second save on, checkpoint.json always exists. On POSIX both calls are "
                 "rename(2), atomic. On Windows os.replace does replace the target, though it is "
@@ -29,10 +27,15 @@ QUESTIONS: tuple[Quiz, ...] = (
                 "open.",
             ),
             Choice(
-                "os.rename is not atomic on Linux, while os.replace swaps the new file in over the "
-                "old one in one step.",
+                "os.rename is not atomic on Linux; os.replace swaps the file in one step.",
                 False,
                 "On Linux both call rename(2), which replaces the target atomically.",
+            ),
+            Choice(
+                "os.replace keeps checkpoint.json's owner and mode; os.rename does not.",
+                False,
+                "Both give checkpoint.json the temp file's own owner and mode (mkstemp makes "
+                "it 0600): a rename moves a name, it copies nothing.",
             ),
         ),
     ),

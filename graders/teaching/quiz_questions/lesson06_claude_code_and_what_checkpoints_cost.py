@@ -1,4 +1,4 @@
-"""The quiz questions of Part 5 (``lessons/05_claude_code_and_what_checkpoints_cost``)."""
+"""The quiz questions of Part 6 (``lessons/06_claude_code_and_what_checkpoints_cost``)."""
 
 from __future__ import annotations
 
@@ -23,18 +23,19 @@ QUESTIONS: tuple[Quiz, ...] = (
                 "for crash recovery.",
             ),
             Choice(
-                "They serve different ends: rewinding a session a person is in, versus surviving "
-                "a crash unattended.",
+                "They serve other ends: rewinding a session a person is in, or surviving a "
+                "crash unattended.",
                 True,
                 "With a person present, a new prompt is the natural place to mark. With nobody "
                 "present, a crash can land inside a turn, so the turn gets two save points. How "
                 "often to save follows from what the checkpoint is for.",
             ),
             Choice(
-                "Per-prompt checkpoints are an older design, which per-turn saves have since "
-                "replaced in newer agents.",
+                "Claude Code runs one tool per prompt, so a prompt and a turn are the same "
+                "thing there.",
                 False,
-                "Neither replaces the other; each fits what it is for.",
+                "One prompt can set off many turns and many tool calls; a checkpoint per prompt "
+                "is coarser than a save per turn, on purpose.",
             ),
         ),
     ),

@@ -1,0 +1,129 @@
+"""What a student reads when a check fails: one row per distinct cause, then the crash points
+where it happened (issue 18, "Check output"); and Level 2's findings held back until part 1 is
+locked in (issue 18.2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from graders.checks import CHECKS, CheckResult, evaluate_check, grade_submission
+from graders.checks.gate import HELD_BACK, forget_answers, mark_answered
+from graders.checks.table import MAX_POINT_ROWS, ResultTable
+from graders.judge.verdict import Verdict
+from graders.sandbox import sandbox_problem
+from graders.teaching.variants import load_function
+from tests.conftest import ROOT
+
+needs_sandbox = pytest.mark.skipif(bool(sandbox_problem()), reason=str(sandbox_problem()))
+
+
+def _verdict(point: str, message: str, problems=("in_place_write",)) -> Verdict:
+    return Verdict("support-tickets", point, point.rsplit("_save_", 1)[0], False, message,
+                   {"problems": list(problems)})
+
+
+def test_one_row_per_cause_then_the_crash_points_where_it_happened():
+    verdicts = [_verdict("torn_write_save_1", "torn in place, save 1"),
+                _verdict("torn_write_save_2", "torn in place, save 2"),
+                _verdict("killed_before_rename_save_2", "gone before the rename",
+                         ("deleted_before_rename",))]
+    table = ResultTable([CheckResult("l2_atomic_save", False, 0, "m", verdicts, "3 of 3.")])
+    rows = table.rows()
+    assert [r.name for r in rows] == ["l2_atomic_save", "torn_write_save_1",
+                                      "killed_before_rename_save_2"]
+    assert rows[1].message == ("torn in place, save 1 The same at 1 more crash point: "
+                               "torn_write_save_2.")
+    assert "save 2" not in rows[2].message and "The same" not in rows[2].message
+
+
+def test_a_cause_shown_under_one_check_is_named_not_repeated_under_the_next():
+    error = "Your run_agent raised FakeModelError: [tool_result_missing] " + "x" * 400
+    first = CheckResult("l4_no_call_lost", False, 0, "m",
+                        [_verdict("no_crash", error, ())], summary="did not get through")
+    second = CheckResult("l4_results_kept", False, 0, "m",
+                         [_verdict("no_crash", error, ())], summary="did not get through")
+    text = str(ResultTable([first, second]))
+    assert text.count("FakeModelError") == 1
+    assert "The same as under l4_no_call_lost (no_crash), above." in text
+
+
+def test_at_most_a_few_causes_under_one_check():
+    verdicts = [_verdict(f"torn_write_save_{i}", f"cause {i}", (f"p{i}",))
+                for i in range(1, MAX_POINT_ROWS + 4)]
+    rows = ResultTable([CheckResult("l2_atomic_save", False, 0, "m", verdicts, "s")]).rows()
+    assert len(rows) == 1 + MAX_POINT_ROWS + 1
+    assert rows[-1].message.startswith("3 more crash points failed, for 3 other causes")
+
+
+@needs_sandbox
+@pytest.mark.sandbox
+def test_level_4s_starter_shows_its_error_once_and_each_cause_once():
+    starter = (ROOT / "tests/fixtures/04_parallel_tool_calls/starter.py").read_text()
+    results = grade_submission(f"# --- answer cell l4_run_agent ---\n{starter}",
+                               "04_parallel_tool_calls", include_hidden=False)
+    text = str(ResultTable(results.values()))
+    assert text.count("Your run_agent raised FakeModelError") == 1, text
+    assert "at all: Your" not in " ".join(r.message for r in results.values())
+    assert len(text.splitlines()) < 60, len(text.splitlines())
+
+
+@needs_sandbox
+@pytest.mark.sandbox
+def test_level_2s_starter_names_each_cause_once():
+    starter = (ROOT / "tests/fixtures/02_two_latent_failures/starter.py").read_text()
+    results = grade_submission(starter, "02_two_latent_failures", include_hidden=False)
+    rows = ResultTable(results.values()).rows()
+    assert [r.name for r in rows] == ["l2_atomic_save", "torn_write_save_1",
+                                      "l2_save_point_a", "killed_during_tool_1"]
+    assert rows[1].message.endswith("The same at 1 more crash point: torn_write_save_2.")
+
+
+# -- Level 2: part 1 first --------------------------------------------------------------------
+
+@pytest.fixture()
+def starter():
+    forget_answers()
+    yield {"run_agent": load_function("starter", "run_agent"),
+           "save_checkpoint": load_function("starter", "save_checkpoint")}
+    forget_answers()
+
+
+#: What the checks would give away before part 1 is written: the diagnosis, in the judge's words.
+DIAGNOSIS = ("torn write", "in place", "save point a", "pendingtooluse", "no trace", "rename",
+             "json.load")
+
+
+@pytest.mark.parametrize("check_id", ["l2_atomic_save", "l2_save_point_a"])
+def test_level_2s_checks_hold_their_findings_back_until_part_1_is_locked_in(starter, check_id):
+    held = evaluate_check(check_id, starter)
+    assert not held.passed and held.points_earned == 0
+    shown = " ".join(str(held).lower().split())
+    assert HELD_BACK.lower()[:40] in shown
+    assert not [w for w in DIAGNOSIS if w in shown], shown
+    failed = [v.point for v in held.verdicts if not v.passed]
+    assert failed and all(point in str(held) for point in failed), "where it failed is shown"
+    mark_answered("l2_name_the_failures")
+    told = " ".join(str(evaluate_check(check_id, starter)).lower().split())
+    assert HELD_BACK.lower()[:40] not in told
+    assert any(w in told for w in DIAGNOSIS), told
+
+
+def test_the_lock_under_part_1_is_a_button_and_run_all_does_not_press_it(starter):
+    from graders.checks.gate import answered
+    from graders.teaching.predict import lock_answer
+
+    lock = lock_answer("l2_name_the_failures")
+    assert "cl-answer-lock" in lock.lock._dom_classes and not answered("l2_name_the_failures")
+    lock.lock.click()
+    assert answered("l2_name_the_failures") and lock.lock.disabled
+    assert "Locked in" in lock.status.value
+    with pytest.raises(KeyError, match="no check waits for"):
+        lock_answer("l1_where_resume_falls_over")
+
+
+def test_only_level_2_is_held_back(starter):
+    assert {c.notebook for c in CHECKS.values() if c.id.startswith("l2_")} == {
+        "02_two_latent_failures"}
+    from graders.checks.gate import gated
+
+    assert [c for c in CHECKS if gated(c)] == [c for c in CHECKS if c.startswith("l2_")]
