@@ -144,8 +144,7 @@ def _level2_problem(cells: AnswerCells) -> tuple[Submission | None, str | None]:
 def run_level2(submission, checks: list[Check], timeout,
                 fallback: bool = False) -> dict[str, CheckResult]:
     """Run ``checks`` on ``submission``: one harness per scenario, side by side for a source."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    from graders.parallel import side_by_side
     from graders.sandbox.engine import harness_for
 
     scenarios = list(dict.fromkeys(c.scenario for c in checks))
@@ -160,8 +159,7 @@ def run_level2(submission, checks: list[Check], timeout,
         verdicts = {scenario: matrix(scenario) for scenario in scenarios}
     else:
         # The work is in the harnesses' child processes; threads only wait for them.
-        with ThreadPoolExecutor(len(scenarios)) as pool:
-            verdicts = dict(zip(scenarios, pool.map(matrix, scenarios), strict=True))
+        verdicts = dict(zip(scenarios, side_by_side(matrix, scenarios), strict=True))
     return {c.id: _judge_matrix(c, verdicts[c.scenario]) for c in checks}
 
 
