@@ -70,15 +70,7 @@ show_quiz("claude_code_unit")
 # %%
 import tempfile
 
-from IPython.display import Image
-
-from graders.teaching.cost import (
-    TOOL_LATENCY,
-    figure_png,
-    measure_save_cost,
-    plot_save_cost,
-    read_cost,
-)
+from graders.teaching.cost import TOOL_LATENCY, measure_save_cost, read_cost, show_save_cost
 from graders.teaching.filesystem import filesystem_of
 from graders.teaching.scene import say
 
@@ -86,7 +78,7 @@ with tempfile.TemporaryDirectory(dir=".", prefix=".checkpoint-cost-") as folder:
     measurement = measure_save_cost(turns=16, directory=folder)
     disk = filesystem_of(folder)
 say(disk.describe())
-Image(figure_png(plot_save_cost(measurement, tool_latency=TOOL_LATENCY)))
+show_save_cost(measurement, tool_latency=TOOL_LATENCY)
 
 # %%
 say(read_cost(measurement, tool_latency=TOOL_LATENCY))
