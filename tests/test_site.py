@@ -1,0 +1,347 @@
+"""The course in a browser tab: ``checkpoint-lab site`` builds a JupyterLite site, and the site
+runs the lessons and the self-checks on Pyodide with nothing installed and no network.
+
+The site is built once per session (downloads cached in ``.site-cache/``, so CI pays them once),
+served by ``python -m http.server`` on loopback, and driven in Debian's Chromium through
+Playwright. Every request the browser makes is logged: none may leave loopback. The first kernel
+start (a fresh browser profile: nothing cached) is timed and written to
+``test-artifacts/site/timings.json``.
+
+The tests without a browser hold the parts the site rests on: what the build writes, and the
+course's own fallbacks for a Python without fork, threads or matplotlib.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from tests.conftest import IN_CI, ROOT
+
+ARTIFACTS = ROOT / "test-artifacts" / "site"
+LESSON = "lessons/02_two_save_points.ipynb"
+LEVEL2 = "02_two_latent_failures"
+EXERCISE = f"exercises/lesson2/{LEVEL2}.ipynb"
+KERNEL_START_MS = 240_000
+RUN_MS = 240_000
+
+
+# -- the build ----------------------------------------------------------------------------------
+
+
+def _missing_build_tool() -> str | None:
+    if shutil.which("npm") is None:
+        return "npm is not installed (the site takes Pyodide from the npm registry): apt-get " \
+               "install npm"
+    try:
+        import jupyterlite_core  # noqa: F401
+        import pyodide_lock  # noqa: F401
+    except ImportError as err:
+        return f"the site's build tools are missing ({err.name}): pip install -e '.[site]'"
+    return None
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory) -> Path:
+    """The course's site, built once by the real command into a temporary folder."""
+    reason = _missing_build_tool()
+    if reason:
+        if IN_CI:
+            pytest.fail(f"CI=true and {reason}", pytrace=False)
+        pytest.skip(reason)
+    out = tmp_path_factory.mktemp("site") / "site"
+    done = subprocess.run([str(Path(sys.executable).with_name("checkpoint-lab")), "site", "-o",
+                           str(out)], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"Built the course's site in {out}" in done.stdout, done.stdout
+    return out
+
+
+def _config(site: Path) -> dict:
+    config = json.loads((site / "jupyter-lite.json").read_text())["jupyter-config-data"]
+    return config["litePluginSettings"]["@jupyterlite/pyodide-kernel-extension:kernel"]
+
+
+def test_the_site_serves_pyodide_and_every_wheel_itself(site):
+    kernel = _config(site)
+    assert kernel["pyodideUrl"] == "./static/pyodide/pyodide.mjs"
+    assert kernel["disablePyPIFallback"] is True
+    folder = site / "static" / "pyodide"
+    for name in ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip"):
+        assert (folder / name).stat().st_size > 10_000, name
+    lock = json.loads((folder / "pyodide-lock.json").read_text())
+    assert lock["info"]["python"].startswith("3.14")
+    for name, entry in lock["packages"].items():
+        wheel = folder / entry["file_name"]
+        assert wheel.exists(), f"{name}: the lockfile names {entry['file_name']}, not in the site"
+        assert hashlib.sha256(wheel.read_bytes()).hexdigest() == entry["sha256"], name
+        missing = [d for d in entry["depends"] if d not in lock["packages"]]
+        assert not missing, f"{name} depends on {missing}, which the site does not serve"
+    # Every package is loaded when the kernel starts: nothing is left for micropip to look up.
+    assert sorted(kernel["loadPyodideOptions"]["packages"]) == sorted(lock["packages"])
+    for needed in ("ipython", "ipywidgets", "comm", "pyodide-kernel", "piplite", "micropip",
+                   "checkpoint-lab"):
+        assert needed in lock["packages"], needed
+
+
+def test_the_site_names_no_host_but_its_own(site):
+    texts = [site / "jupyter-lite.json", site / "static" / "pyodide" / "pyodide-lock.json"]
+    for path in texts:
+        assert not re.search(r"https?://", path.read_text()), f"{path.name} names a host"
+
+
+def test_the_site_holds_every_released_notebook_for_the_browser_kernel(site):
+    from graders.workspace.notebooks import released_notebooks
+
+    for released in released_notebooks(ROOT):
+        copy = json.loads((site / "files" / released.relpath).read_text())
+        original = json.loads(released.source.read_text())
+        assert copy["metadata"]["kernelspec"]["name"] == "python", released.relpath
+        assert copy["cells"] == original["cells"], released.relpath
+
+
+def test_the_course_wheel_holds_the_packages_and_asks_only_for_ipywidgets(site):
+    wheel = next((site / "static" / "pyodide").glob("checkpoint_lab-*.whl"))
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        metadata = next(archive.read(n).decode() for n in names if n.endswith("/METADATA"))
+    assert "graders/checks/selfcheck.py" in names and "fake_llm/model.py" in names
+    assert "solutions/04_parallel_tool_calls.py" in names
+    assert not any(n.endswith(".pyc") or "__pycache__" in n for n in names)
+    assert re.findall(r"^Requires-Dist: (.*)$", metadata, re.M) == ["ipywidgets"]
+
+
+def test_the_build_refuses_a_folder_that_is_not_a_site(tmp_path):
+    from graders.site.build import build_site
+    from graders.site.fetch import SiteError
+
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(SiteError, match="is not a site this command built"):
+        build_site(ROOT, tmp_path, tmp_path / "cache")
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+# -- the course's fallbacks for a browser's Python ----------------------------------------------
+
+
+def test_side_by_side_runs_in_turn_where_threads_cannot_start(monkeypatch):
+    from graders.parallel import side_by_side
+
+    seen = []
+    assert side_by_side(lambda n: seen.append(threading.get_ident()) or n * 2, [1, 2, 3]) == \
+        [2, 4, 6]
+    assert threading.get_ident() not in seen  # in threads, here
+    monkeypatch.setattr(sys, "platform", "emscripten")
+    seen.clear()
+    assert side_by_side(lambda n: seen.append(threading.get_ident()) or n * 2, [1, 2, 3]) == \
+        [2, 4, 6]
+    assert set(seen) == {threading.get_ident()}
+
+
+def test_a_browser_python_takes_the_recorded_route_not_fork(monkeypatch):
+    from graders.inprocess.posix_support import unsupported_reason
+
+    assert unsupported_reason() is None
+    monkeypatch.setattr(sys, "platform", "emscripten")
+    assert unsupported_reason() is not None
+
+
+def test_the_cost_plot_is_one_line_without_matplotlib(monkeypatch, capsys, tmp_path):
+    from graders.teaching.cost import NO_PLOT_NOTE, measure_save_cost, show_save_cost
+
+    measurement = measure_save_cost(turns=2, directory=str(tmp_path))
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert show_save_cost(measurement) is None
+    assert capsys.readouterr().out.strip() == NO_PLOT_NOTE
+
+
+# -- the site in a browser ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def served(site):
+    """``python -m http.server`` serving the site on a free loopback port; its base URL."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind",
+                               "127.0.0.1", "--directory", str(site)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def chromium_browser():
+    """Debian's Chromium, headless (never ``playwright install``)."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.test_browser import CHROMIUM_FLAGS, require_browser
+
+    executable = require_browser()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(executable), headless=True,
+                                             args=CHROMIUM_FLAGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+class Visit:
+    """One student's browser (a fresh profile: empty cache, empty browser storage) on the site,
+    every request it makes logged."""
+
+    def __init__(self, browser) -> None:
+        self.context = browser.new_context(viewport={"width": 1400, "height": 900},
+                                           accept_downloads=True)
+        self.requests: list[str] = []
+        self.context.on("request", lambda request: self.requests.append(request.url))
+        # The test reads the notebook through JupyterLab's own objects: expose them (a page
+        # setting JupyterLab has; the site itself leaves it off).
+        self.context.route("**/jupyter-lite.json*", self._expose_app)
+        self.page = self.context.new_page()
+        self.page.set_default_timeout(RUN_MS)
+
+    @staticmethod
+    def _expose_app(route) -> None:
+        response = route.fetch()
+        config = response.json()
+        config.setdefault("jupyter-config-data", {})["exposeAppInBrowser"] = True
+        route.fulfill(response=response, body=json.dumps(config))
+
+    def outside(self) -> list[str]:
+        """Requests to anything but loopback."""
+        return [url for url in self.requests if not url.startswith(("data:", "blob:"))
+                and urlparse(url).hostname not in ("127.0.0.1", "localhost")]
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture
+def visit(chromium_browser):
+    opened = Visit(chromium_browser)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+_KERNEL_IDLE = """() => {
+    const widget = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+    const kernel = widget && widget.sessionContext && widget.sessionContext.session
+        && widget.sessionContext.session.kernel;
+    return !!kernel && kernel.status === 'idle' && kernel.connectionStatus === 'connected';
+}"""
+
+_OUTPUTS = """() => {
+    const model = window.jupyterapp.shell.currentWidget.content.model;
+    const cells = [];
+    for (let i = 0; i < model.cells.length; i++) {
+        const cell = model.cells.get(i);
+        if (cell.type === 'code') {
+            cells.push({source: cell.sharedModel.source, count: cell.executionCount,
+                        outputs: cell.outputs.toJSON()});
+        }
+    }
+    return cells;
+}"""
+
+
+def open_in_site(visit: Visit, base: str, relpath: str) -> float:
+    """Open ``relpath`` in the site's JupyterLab; seconds until its kernel is ready."""
+    started = time.monotonic()
+    visit.page.goto(f"{base}/lab/index.html?path={relpath}")
+    visit.page.wait_for_function(_KERNEL_IDLE, timeout=KERNEL_START_MS, polling=250)
+    return time.monotonic() - started
+
+
+def run_all_cells(visit: Visit) -> list[dict]:
+    """Run ▸ Run All Cells; wait for every cell; the code cells with their outputs."""
+    from tests.test_browser import run_all
+
+    run_all(visit.page)
+    visit.page.wait_for_function(_KERNEL_IDLE, timeout=RUN_MS, polling=250)
+    return visit.page.evaluate(_OUTPUTS)
+
+
+def _text(output: dict) -> str:
+    if output.get("output_type") == "stream":
+        text = output.get("text", "")
+    else:
+        text = output.get("data", {}).get("text/plain", "")
+    return "".join(text) if isinstance(text, list) else text
+
+
+def _failures(cells: list[dict]) -> list[str]:
+    found = []
+    for cell in cells:
+        for output in cell["outputs"]:
+            if output.get("output_type") == "error":
+                found.append(f"{output['ename']}: {output['evalue']} in {cell['source'][:80]!r}")
+            elif output.get("name") == "stderr":
+                found.append(f"stderr {_text(output)[:300]!r} in {cell['source'][:80]!r}")
+    return found
+
+
+def _record_timing(name: str, seconds: float) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / "timings.json"
+    timings = json.loads(path.read_text()) if path.exists() else {}
+    timings[name] = round(seconds, 1)
+    path.write_text(json.dumps(timings, indent=2) + "\n")
+
+
+@pytest.mark.browser
+def test_lesson_2_runs_top_to_bottom_in_the_browser_with_no_request_off_loopback(
+        visit, served, record_property):
+    seconds = open_in_site(visit, served, LESSON)
+    record_property("first_kernel_start_s", round(seconds, 1))
+    _record_timing("first kernel start (fresh profile), s", seconds)
+    print(f"\nthe site's first kernel start: {seconds:.1f} s")
+    assert visit.page.locator(".jp-Dialog").count() == 0  # no kernel to pick, nothing to dismiss
+
+    cells = run_all_cells(visit)
+    assert _failures(cells) == []
+    assert all(c["count"] for c in cells if c["source"].strip()), "a cell did not run"
+    printed = "".join(_text(o) for c in cells for o in c["outputs"])
+    assert "No fork here: these crash states come from one recorded run" in printed
+
+    # The timeline is drawn, and answers a click: the widgets talk to the browser's kernel.
+    from tests.test_browser import _toggle, visible
+
+    disk = visible(visit.page, ".cl-timeline .cl-disk-view .cl-disk")
+    disk.scroll_into_view_if_needed()
+    assert disk.get_attribute("data-disk") == "no-trace"  # B only, killed while tool 2 runs
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    visit.page.screenshot(path=str(ARTIFACTS / "lesson-2-timeline.png"))
+    _toggle(visit.page, "cl-save-points", "A and B")
+    visit.page.wait_for_function(
+        """(sel) => { const d = document.querySelector(sel);
+                      return d && (d.dataset.state || '').startsWith('A and B|'); }""",
+        arg=".jp-NotebookPanel:not(.lm-mod-hidden) .cl-disk-view .cl-disk", timeout=60_000)
+    assert disk.get_attribute("data-disk") == "checkpoint"
+    assert visit.outside() == []
