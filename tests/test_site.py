@@ -345,3 +345,151 @@ def test_lesson_2_runs_top_to_bottom_in_the_browser_with_no_request_off_loopback
         arg=".jp-NotebookPanel:not(.lm-mod-hidden) .cl-disk-view .cl-disk", timeout=60_000)
     assert disk.get_attribute("data-disk") == "checkpoint"
     assert visit.outside() == []
+
+
+# -- Level 2's self-check in the browser, against checkpoint-lab check --------------------------
+
+_CHECK_ROW = re.compile(r"^(l\d_[a-z0-9_]+)\s+(PASS|FAIL|not checked|when graded)")
+_POINT = re.compile(r"\b(no_crash|(?:torn_write|killed|disk_full|restart|power_cut)_[a-z0-9_]+)\b")
+
+
+def verdicts(text: str) -> dict[str, tuple[str, frozenset[str]]]:
+    """Each visible check in self-check tables: its result and the crash points it names."""
+    found: dict[str, tuple[str, set[str]]] = {}
+    current = None
+    for line in text.splitlines():
+        row = _CHECK_ROW.match(line)
+        if row:
+            current = row.group(1)
+            status, points = found.setdefault(current, (row.group(2), set()))
+            assert status == row.group(2), f"{current} reads both {status} and {row.group(2)}"
+        elif current and line.startswith(" "):
+            found[current][1].update(_POINT.findall(line))
+        elif not line.strip() or not line.startswith(" "):
+            current = None
+    return {check: (status, frozenset(points)) for check, (status, points) in found.items()
+            if status != "when graded"}
+
+
+def _check_command(path: Path) -> dict[str, tuple[str, frozenset[str]]]:
+    done = subprocess.run([str(Path(sys.executable).with_name("checkpoint-lab")), "check",
+                           str(path)], capture_output=True, text=True, timeout=300)
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    return verdicts(done.stdout)
+
+
+def _level2_variants(tmp_path: Path) -> dict[str, Path]:
+    from tests.test_cli_check import released, with_reference
+
+    starter = released(LEVEL2, tmp_path)
+    return {"starter": starter, "reference": with_reference(LEVEL2, starter, tmp_path)}
+
+
+def _put_in_browser_storage(visit: Visit, base: str, relpath: str, notebook: Path) -> None:
+    """Save ``notebook`` at ``relpath`` in the browser's storage, as an upload would."""
+    from graders.site.notebooks import browser_notebook
+
+    visit.page.goto(f"{base}/lab/index.html")
+    visit.page.wait_for_function("() => !!(window.jupyterapp && "
+                                 "window.jupyterapp.serviceManager.contents)")
+    content = json.loads(browser_notebook(notebook.read_bytes()))
+    visit.page.evaluate("""async ([path, content]) => {
+        await window.jupyterapp.serviceManager.contents.save(
+            path, {type: 'notebook', format: 'json', content});
+    }""", [relpath, content])
+
+
+def _close_notebook(visit: Visit) -> None:
+    visit.page.evaluate("""async () => {
+        const widget = window.jupyterapp.shell.currentWidget;
+        await widget.sessionContext.shutdown();
+        widget.dispose();
+    }""")
+
+
+def _self_check_in_browser(visit: Visit, base: str, name: str) -> tuple[dict, str, float]:
+    """Open Level 2, Run All: the verdicts its check cells show, all they printed, and the
+    seconds its kernel took to start."""
+    seconds = open_in_site(visit, base, EXERCISE)
+    cells = run_all_cells(visit)
+    assert _failures(cells) == []
+    printed = "\n".join(_text(o) for c in cells for o in c["outputs"])
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / f"level-2-{name}.txt").write_text(printed)
+    return verdicts(printed), printed, seconds
+
+
+@pytest.mark.browser
+def test_level_2_self_check_in_the_browser_agrees_with_checkpoint_lab_check(
+        visit, served, tmp_path):
+    variants = _level2_variants(tmp_path)
+
+    # The notebook as the site ships it: the starter code. The same checks fail, at the same
+    # crash points, as `checkpoint-lab check` finds.
+    expected = _check_command(variants["starter"])
+    assert expected and all(status == "FAIL" for status, _ in expected.values()), expected
+    seen, _printed, seconds = _self_check_in_browser(visit, served, "starter")
+    _record_timing("Level 2 kernel start (browser cache warm), s", seconds)
+    assert seen == expected
+    _close_notebook(visit)
+
+    # The reference answers in the answer cells: every visible check passes, as with check.
+    expected = _check_command(variants["reference"])
+    assert expected and all(status == "PASS" for status, _ in expected.values()), expected
+    _put_in_browser_storage(visit, served, EXERCISE, variants["reference"])
+    seen, printed, _seconds = _self_check_in_browser(visit, served, "reference")
+    assert seen == expected
+    assert "your code ran in this process while the course recorded its file operations" in \
+        " ".join(printed.split())
+
+    # hint(), as the notebook defines it, answers in the browser too.
+    hinted = visit.page.evaluate("""async () => {
+        const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+        const future = kernel.requestExecute({code: 'hint()'});
+        const out = [];
+        future.onIOPub = (msg) => {
+            const c = msg.content;
+            if (c.text) out.push(c.text);
+            if (c.data && c.data['text/plain']) out.push(c.data['text/plain']);
+            if (c.ename) out.push(c.ename + ': ' + c.evalue);
+        };
+        await future.done;
+        return out.join('\\n');
+    }""")
+    assert "Error" not in hinted and len(hinted.strip()) > 40, hinted
+
+    # Handing in: the file browser's Download (right-click) saves it under its own name; the
+    # instructor's `checkpoint-lab grade` grades it as it grades any hand-in.
+    handed_in = _download_from_file_browser(visit, tmp_path / "alice")
+    assert handed_in.name == f"{LEVEL2}.ipynb"
+    scores = _grade(handed_in.parent.parent, tmp_path)
+    assert scores["l2_atomic_save"] == "3" and scores["l2_save_point_a"] == "3", scores
+    assert visit.outside() == []
+
+
+def _download_from_file_browser(visit: Visit, folder: Path) -> Path:
+    page = visit.page
+    page.evaluate("window.jupyterapp.commands.execute('docmanager:save')")
+    item = page.locator(".jp-DirListing-item").filter(has_text=f"{LEVEL2}.ipynb")
+    with page.expect_download() as download:
+        item.click(button="right")
+        page.get_by_role("menuitem", name="Download", exact=True).click()
+    path = folder / download.value.suggested_filename
+    download.value.save_as(path)
+    return path
+
+
+def _grade(submissions: Path, scratch: Path) -> dict[str, str]:
+    """``checkpoint-lab course`` then ``checkpoint-lab grade`` on ``submissions``; the CSV row
+    of its one student."""
+    import csv
+
+    command = str(Path(sys.executable).with_name("checkpoint-lab"))
+    course, scores = scratch / "course", scratch / "grades.csv"
+    for args in (["course", str(course), "--students", "alice"],
+                 ["grade", "--course", str(course), "--csv", str(scores), "--no-feedback",
+                  "--quiet", str(submissions)]):
+        done = subprocess.run([command, *args], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+    with scores.open() as f:
+        return next(csv.DictReader(f))
