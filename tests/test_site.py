@@ -167,6 +167,14 @@ def test_the_cost_plot_is_one_line_without_matplotlib(monkeypatch, capsys, tmp_p
     assert capsys.readouterr().out.strip() == NO_PLOT_NOTE
 
 
+
+def test_a_measurement_in_the_browser_names_the_browser_storage(monkeypatch):
+    from graders.teaching.filesystem import Filesystem
+
+    monkeypatch.setattr(sys, "platform", "emscripten")
+    assert "in this browser's storage" in Filesystem(Path("/drive/lessons/x")).describe()
+    assert "the browser tab's memory" in Filesystem(Path("/tmp/x")).describe()
+
 # -- the site in a browser ----------------------------------------------------------------------
 
 
