@@ -175,6 +175,83 @@ def test_a_measurement_in_the_browser_names_the_browser_storage(monkeypatch):
     assert "in this browser's storage" in Filesystem(Path("/drive/lessons/x")).describe()
     assert "the browser tab's memory" in Filesystem(Path("/tmp/x")).describe()
 
+
+# -- what a self-check table says ---------------------------------------------------------------
+
+_CHECK_ROW = re.compile(r"^(l\d_[a-z0-9_]+)\s+(PASS|FAIL|not checked|when graded)")
+_POINT = re.compile(r"\b(no_crash|(?:torn_write|killed|disk_full|restart|power_cut)_[a-z0-9_]+)\b")
+
+
+def verdicts(text: str) -> dict[str, tuple[str, frozenset[str]]]:
+    """Each visible check in self-check tables: its result and the crash points it names."""
+    found: dict[str, tuple[str, set[str]]] = {}
+    current = None
+    for line in text.splitlines():
+        row = _CHECK_ROW.match(line)
+        if row:
+            current = row.group(1)
+            status, points = found.setdefault(current, (row.group(2), set()))
+            assert status == row.group(2), f"{current} reads both {status} and {row.group(2)}"
+        elif current and line.startswith(" "):
+            found[current][1].update(_POINT.findall(line))
+        elif not line.strip() or not line.startswith(" "):
+            current = None
+    return {check: (status, frozenset(points)) for check, (status, points) in found.items()
+            if status != "when graded"}
+
+
+# -- every lesson and every self-check on the site's own Pyodide (Node, no browser) -------------
+
+RUNNER = Path(__file__).with_name("pyodide_runner")
+
+
+def run_in_pyodide(site: Path, jobs: list[dict], scratch: Path) -> dict[str, list[dict]]:
+    """Run notebooks (``{"name", "relpath", "file"}``) top to bottom in the site's Pyodide,
+    under Node: per name, each code cell's printed text and error."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node is not installed (npm, which the site needs, comes with it)")
+    jobs_file = scratch / "jobs.json"
+    jobs_file.write_text(json.dumps(jobs))
+    done = subprocess.run([node, str(RUNNER / "run.mjs"), str(site), str(jobs_file),
+                           str(RUNNER / "driver.py")], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return {job["name"]: job["cells"] for job in json.loads(done.stdout.splitlines()[-1])}
+
+
+def _errors(cells: list[dict]) -> list[str]:
+    return [f"{c['source'][:80]!r}: {c['error']}\n{c['printed'][-1500:]}" for c in cells
+            if c["error"]]
+
+
+def test_every_lesson_and_every_self_check_runs_in_the_sites_pyodide(site, tmp_path):
+    from graders.checks import NOTEBOOKS, checks_for
+    from graders.workspace.notebooks import released_notebooks
+    from tests.test_cli_check import with_reference
+
+    jobs = [{"name": r.relpath, "relpath": r.relpath, "file": str(site / "files" / r.relpath)}
+            for r in released_notebooks(ROOT)]
+    for name in NOTEBOOKS:  # the reference answers in the answer cells, beside the release
+        reference = with_reference(name, ROOT / "exercises" / f"{name}.ipynb", tmp_path)
+        jobs.append({"name": f"{name} reference", "file": str(reference),
+                     "relpath": f"exercises/lesson2/reference/{name}.ipynb"})
+    ran = run_in_pyodide(site, jobs, tmp_path)
+
+    for job in jobs:
+        assert not _errors(ran[job["name"]]), f"{job['name']}: {_errors(ran[job['name']])}"
+    cost = "".join(c["printed"] for c in ran["lessons/06_claude_code_and_what_checkpoints_cost"
+                                           ".ipynb"])
+    assert "No plot here: it needs matplotlib" in cost
+    for name in NOTEBOOKS:
+        visible = {c.id for c in checks_for(name) if not c.hidden}
+        starter = verdicts("\n".join(c["printed"] for c in ran[f"exercises/lesson2/{name}.ipynb"]))
+        reference = verdicts("\n".join(c["printed"] for c in ran[f"{name} reference"]))
+        # as `checkpoint-lab dev check` holds them: the starter fails every visible check, the
+        # reference passes every one
+        assert {k: v[0] for k, v in starter.items()} == dict.fromkeys(visible, "FAIL"), name
+        assert {k: v[0] for k, v in reference.items()} == dict.fromkeys(visible, "PASS"), name
+
 # -- the site in a browser ----------------------------------------------------------------------
 
 
@@ -357,33 +434,19 @@ def test_lesson_2_runs_top_to_bottom_in_the_browser_with_no_request_off_loopback
 
 # -- Level 2's self-check in the browser, against checkpoint-lab check --------------------------
 
-_CHECK_ROW = re.compile(r"^(l\d_[a-z0-9_]+)\s+(PASS|FAIL|not checked|when graded)")
-_POINT = re.compile(r"\b(no_crash|(?:torn_write|killed|disk_full|restart|power_cut)_[a-z0-9_]+)\b")
+COMMAND = str(Path(sys.executable).with_name("checkpoint-lab"))
 
 
-def verdicts(text: str) -> dict[str, tuple[str, frozenset[str]]]:
-    """Each visible check in self-check tables: its result and the crash points it names."""
-    found: dict[str, tuple[str, set[str]]] = {}
-    current = None
-    for line in text.splitlines():
-        row = _CHECK_ROW.match(line)
-        if row:
-            current = row.group(1)
-            status, points = found.setdefault(current, (row.group(2), set()))
-            assert status == row.group(2), f"{current} reads both {status} and {row.group(2)}"
-        elif current and line.startswith(" "):
-            found[current][1].update(_POINT.findall(line))
-        elif not line.strip() or not line.startswith(" "):
-            current = None
-    return {check: (status, frozenset(points)) for check, (status, points) in found.items()
-            if status != "when graded"}
+def _start(*args: str) -> subprocess.Popen:
+    """``checkpoint-lab ARGS`` started now (it runs while the browser works); see `_finish`."""
+    return subprocess.Popen([COMMAND, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
 
 
-def _check_command(path: Path) -> dict[str, tuple[str, frozenset[str]]]:
-    done = subprocess.run([str(Path(sys.executable).with_name("checkpoint-lab")), "check",
-                           str(path)], capture_output=True, text=True, timeout=300)
-    assert done.returncode in (0, 1), done.stdout + done.stderr
-    return verdicts(done.stdout)
+def _finish(process: subprocess.Popen, statuses: tuple[int, ...] = (0,)) -> str:
+    out, err = process.communicate(timeout=300)
+    assert process.returncode in statuses, out + err
+    return out
 
 
 def _level2_variants(tmp_path: Path) -> dict[str, Path]:
@@ -431,21 +494,25 @@ def _self_check_in_browser(visit: Visit, base: str, name: str) -> tuple[dict, st
 def test_level_2_self_check_in_the_browser_agrees_with_checkpoint_lab_check(
         visit, served, tmp_path):
     variants = _level2_variants(tmp_path)
+    course = tmp_path / "course"
+    started = {"starter": _start("check", str(variants["starter"])),
+               "course": _start("course", str(course), "--students", "alice")}
 
     # The notebook as the site ships it: the starter code. The same checks fail, at the same
-    # crash points, as `checkpoint-lab check` finds.
-    expected = _check_command(variants["starter"])
-    assert expected and all(status == "FAIL" for status, _ in expected.values()), expected
+    # crash points, as `checkpoint-lab check` finds on the same notebook.
     seen, _printed, seconds = _self_check_in_browser(visit, served, "starter")
     _record_timing("Level 2 kernel start (browser cache warm), s", seconds)
+    expected = verdicts(_finish(started["starter"], (1,)))
+    assert expected and all(status == "FAIL" for status, _ in expected.values()), expected
     assert seen == expected
     _close_notebook(visit)
 
     # The reference answers in the answer cells: every visible check passes, as with check.
-    expected = _check_command(variants["reference"])
-    assert expected and all(status == "PASS" for status, _ in expected.values()), expected
+    started["reference"] = _start("check", str(variants["reference"]))
     _put_in_browser_storage(visit, served, EXERCISE, variants["reference"])
     seen, printed, _seconds = _self_check_in_browser(visit, served, "reference")
+    expected = verdicts(_finish(started["reference"]))
+    assert expected and all(status == "PASS" for status, _ in expected.values()), expected
     assert seen == expected
     assert "your code ran in this process while the course recorded its file operations" in \
         " ".join(printed.split())
@@ -470,7 +537,8 @@ def test_level_2_self_check_in_the_browser_agrees_with_checkpoint_lab_check(
     # instructor's `checkpoint-lab grade` grades it as it grades any hand-in.
     handed_in = _download_from_file_browser(visit, tmp_path / "alice")
     assert handed_in.name == f"{LEVEL2}.ipynb"
-    scores = _grade(handed_in.parent.parent, tmp_path)
+    _finish(started["course"])
+    scores = _grade(handed_in.parent.parent, course, tmp_path / "grades.csv")
     assert scores["l2_atomic_save"] == "3" and scores["l2_save_point_a"] == "3", scores
     assert visit.outside() == []
 
@@ -487,17 +555,11 @@ def _download_from_file_browser(visit: Visit, folder: Path) -> Path:
     return path
 
 
-def _grade(submissions: Path, scratch: Path) -> dict[str, str]:
-    """``checkpoint-lab course`` then ``checkpoint-lab grade`` on ``submissions``; the CSV row
-    of its one student."""
+def _grade(submissions: Path, course: Path, scores: Path) -> dict[str, str]:
+    """``checkpoint-lab grade`` on ``submissions``; the CSV row of its one student."""
     import csv
 
-    command = str(Path(sys.executable).with_name("checkpoint-lab"))
-    course, scores = scratch / "course", scratch / "grades.csv"
-    for args in (["course", str(course), "--students", "alice"],
-                 ["grade", "--course", str(course), "--csv", str(scores), "--no-feedback",
-                  "--quiet", str(submissions)]):
-        done = subprocess.run([command, *args], capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stdout + done.stderr
+    _finish(_start("grade", "--course", str(course), "--csv", str(scores), "--no-feedback",
+                   "--quiet", str(submissions)))
     with scores.open() as f:
         return next(csv.DictReader(f))
