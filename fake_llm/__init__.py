@@ -11,6 +11,7 @@ See ``fake_llm/README.md`` for the rules it enforces and the scenario file forma
 
 from .errors import ConversationError, FakeLLMError, ScenarioError, ToolError
 from .model import FakeModel
+from .normalize import normalize_conversation, same_message
 from .rules import RULES, validate_conversation
 from .scenario import Scenario, list_scenarios, load_scenario
 from .tools import FakeTools, LedgerEntry
@@ -23,6 +24,8 @@ __all__ = [
     "FakeTools",
     "LedgerEntry",
     "validate_conversation",
+    "normalize_conversation",
+    "same_message",
     "RULES",
     "FakeLLMError",
     "ScenarioError",

@@ -8,6 +8,7 @@ import math
 from .errors import ConversationError
 from .ids import canonical_json, message_id
 from .message_shape import content_blocks
+from .normalize import normalize_content, normalize_conversation, result_text
 from .rules import declared_tool_names, walk_conversation
 from .script import Script
 
@@ -22,7 +23,11 @@ def estimate_tokens(value: object) -> int:
 
 
 def build_response(scenario: Script, turn: int, messages: list, tools: object) -> dict:
-    """The response dict for ``turn`` (1-based) of ``scenario``, given the request it answers."""
+    """The response dict for ``turn`` (1-based) of ``scenario``, given the request it answers.
+
+    ``input_tokens`` is counted on the request as the API reads it (`fake_llm.normalize`), so
+    every way of writing one conversation costs the same.
+    """
     content = scenario.turn_content(turn)
     final = turn == scenario.turn_count
     return {
@@ -34,7 +39,9 @@ def build_response(scenario: Script, turn: int, messages: list, tools: object) -
         "stop_reason": "end_turn" if final else "tool_use",
         "stop_sequence": None,
         "usage": {
-            "input_tokens": estimate_tokens({"messages": messages, "tools": tools}),
+            "input_tokens": estimate_tokens(
+                {"messages": normalize_conversation(messages), "tools": tools}
+            ),
             "output_tokens": estimate_tokens(content),
         },
     }
@@ -87,7 +94,8 @@ class _ScriptCheck:
         self.messages = messages
         self.assistant_turns = 0
         self._contents = [
-            canonical_json(scenario.turn_content(t)) for t in range(1, scenario.turn_count + 1)
+            canonical_json(normalize_content(scenario.turn_content(t)))
+            for t in range(1, scenario.turn_count + 1)
         ]
         last = scenario.turn_count
         self._turn_calls = [scenario.turn_calls(t) for t in range(1, last)]
@@ -104,10 +112,7 @@ class _ScriptCheck:
             self._check_result(index, message, index // 2)
 
     def _check_task(self, message: dict) -> None:
-        content = message["content"]
-        if isinstance(content, list) and all(block["type"] == "text" for block in content):
-            content = "".join(block["text"] for block in content)
-        if content != self.scenario.task:
+        if normalize_content(message["content"]) != normalize_content(self.scenario.task):
             raise ConversationError(
                 "task_mismatch",
                 0,
@@ -126,7 +131,7 @@ class _ScriptCheck:
 
     def _check_assistant(self, index: int, message: dict, turn: int) -> None:
         final = self.scenario.turn_count
-        got = canonical_json(content_blocks(message))
+        got = canonical_json(normalize_content(message["content"]))
         if turn >= final and (turn > final or got == self._contents[-1]):
             raise ConversationError(
                 "script_ended",
@@ -169,42 +174,24 @@ class _ScriptCheck:
         results = self._turn_results[turn - 1]
         blocks = content_blocks(message)
         # The rules walk has already checked that this message answers every call of the turn
-        # (each once, none unknown) and that its tool_result blocks come first.
-        answers = [b for b in blocks if b["type"] == "tool_result"]
-        order = [b["tool_use_id"] for b in answers]
-        if order != [c["id"] for c in calls]:
-            names = {c["id"]: c["name"] for c in calls}
-            raise ConversationError(
-                "tool_results_out_of_order",
-                index,
-                "this user message answers the calls in the order "
-                + ", ".join(names.get(tid, tid) for tid in order)
-                + f", but messages[{index - 1}] asked for them in the order "
-                + ", ".join(c["name"] for c in calls)
-                + ".",
-                "one tool_result per tool_use block, in the order of the blocks.",
-            )
-        for position, (call, wanted, block) in enumerate(
-            zip(calls, results, answers, strict=True)
-        ):
-            self._check_one_result(index, message, position, call, wanted, block,
-                                   len(blocks), len(calls))
+        # (each once, none unknown) and that its tool_result blocks come first. The API pairs a
+        # result with its call by tool_use_id, in no order among one turn's results.
+        answers = {b["tool_use_id"]: b for b in blocks if b["type"] == "tool_result"}
+        extra = len(normalize_content(message["content"])) - len(answers)
+        for call, wanted in zip(calls, results, strict=True):
+            self._check_one_result(index, call, wanted, answers[call["id"]], extra, len(calls))
 
     def _check_one_result(
         self,
         index: int,
-        message: dict,
-        position: int,
         call: dict,
         wanted: str,
         block: dict,
-        count: int,
+        extra: int,
         calls: int,
     ) -> None:
-        result = block.get("content", "")
-        if isinstance(result, list):
-            result = "".join(part["text"] for part in result)
-        what = "one tool_result block" if calls == 1 else f"content[{position}]: a tool_result"
+        result = result_text(block.get("content"))
+        what = "one tool_result block" if calls == 1 else "a tool_result"
         expected = (
             f"{what} for {call['name']} (id {call['id']}) whose content is the "
             f"string execute_tool returned ({len(wanted)} characters, starting "
@@ -221,14 +208,15 @@ class _ScriptCheck:
                 f"got {len(result)} characters starting {_preview(result)}.",
                 expected,
             )
-        if count > calls or block.get("is_error"):
-            extra = (
+        if extra > 0 or block.get("is_error"):
+            what = (
                 "is marked is_error"
                 if block.get("is_error")
-                else f"has {count} content blocks"
+                else f"has {extra} content block{'s' if extra > 1 else ''} beside the "
+                "tool_result blocks"
             )
             raise ConversationError(
-                "script_mismatch", index, f"this tool_result message {extra}.", expected
+                "script_mismatch", index, f"this tool_result message {what}.", expected
             )
 
 

@@ -33,9 +33,6 @@ RULES: dict[str, str] = {
         "when one assistant message asks for several tools, every tool_result comes in the one "
         "user message that follows, not spread over several messages"
     ),
-    "tool_results_out_of_order": (
-        "the tool_results of one turn come in the order of its tool_use blocks (script rule)"
-    ),
     "tool_use_id_duplicate": "tool_use ids are unique in the conversation",
     "tool_undeclared": "every tool used is declared in the request's tools",
     "last_not_user": "the last message sent to the model is a user message",

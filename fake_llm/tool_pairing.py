@@ -136,7 +136,7 @@ def _check_not_split(
         f"are split: this user message answers {len(pending) - len(missing)} of them and "
         f"messages[{index + 1}] answers more.",
         f"one user message right after messages[{index - 1}] holding a tool_result for every "
-        "tool_use block, in the order of the blocks.",
+        "tool_use block (the API pairs them by tool_use_id, in any order).",
     )
 
 

@@ -122,7 +122,7 @@ show_timeline(timeline, moment="tool_2", save_points="B only", write_mode="in pl
 # Things to try (predict before you click):
 #
 # 1. "B only", killed while tool 2 runs: what does resume do? Now "A and B".
-# 2. Moment 4, halfway through save point B of turn 1, "in place"; then "temp + rename". What
+# 2. Moment 4, part-way through save point B of turn 1, "in place"; then "temp + rename". What
 #    changed, and what lies beside `checkpoint.json`?
 # 3. With "B only", some moments in the strip are striped: why does that loop not save there?
 # 4. "A only" at moment 5: what does `pendingToolUse` say about `list_tickets`?

@@ -41,7 +41,7 @@ show_code(lesson_function("save_checkpoint", write_mode="in place"), language="p
 #
 # ## A real torn write
 #
-# The harness kills the lesson's loop (B only, in place) halfway through save 2: the kernel lets
+# The harness kills the lesson's loop (B only, in place) part-way through save 2: the kernel lets
 # the write reach half of its bytes, then stops the process.
 
 # %%
@@ -83,7 +83,7 @@ say(resume(torn.checkpoint).to_text())
 show_code(lesson_function("save_checkpoint", write_mode="temp + rename"), language="python")
 
 # %% [markdown]
-# The same loop with this save, and the same crash, halfway through save 2; then a kill just
+# The same loop with this save, and the same crash, part-way through save 2; then a kill just
 # before its rename:
 
 # %%

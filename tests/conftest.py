@@ -1,13 +1,20 @@
 """Shared pytest setup: where the project is, whether we run in CI, the adversarial catalog and
-its one-batch grading (shared by the batch tests of every sandbox tier), and the simulation of
-Docker's default profile as root."""
+its one-batch grading (shared by the batch tests of every sandbox tier), the simulation of
+Docker's default profile as root, and the browser fixtures.
+
+The browser tests (``tests/test_browser*.py``) share one Chromium and one JupyterLab (started as
+a student starts it, ``checkpoint-lab lab``) for the whole test session; each test gets a new tab
+and a fresh copy of the released notebooks (``page``). A plain ``jupyter lab``, as Binder and
+JupyterHub start it, is started once too, for the tests that ask for it (``plain_lab``). The
+helpers they use are in ``tests/browser.py``.
+"""
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
+import re
 import shutil
 import socket
 import sqlite3
@@ -172,11 +179,18 @@ def run_autograder_in(zip_path: Path, tree: Path, files: dict[str, bytes],
 
 # -- the adversarial catalog (tests/test_adversarial.py) ----------------------------------------
 
-CATALOG = ROOT / "tests" / "fixtures" / "02_two_latent_failures" / "adversarial"
+def _catalog():
+    from tests.fixtures import catalog
+
+    return catalog
+
+
+LEVEL2 = "02_two_latent_failures"
+CATALOG = ROOT / "tests" / "fixtures" / LEVEL2 / "adversarial"
 EXPECTED: dict[str, dict[str, bool]] = json.loads((CATALOG / "expected.json").read_text())
 CHECK_IDS = ("l2_atomic_save", "l2_save_point_a", "l2_atomic_save_hidden",
              "l2_save_point_a_hidden")
-LEVEL2 = "02_two_latent_failures"
+
 
 def tools_problem() -> str | None:
     """Why these tests cannot run here (one line), or None."""
@@ -224,20 +238,27 @@ def grading_env(home: Path) -> dict[str, str]:
 
 # -- one batch of the whole catalog (tests/test_adversarial_batch.py, tests/test_grading_tiers.py)
 
-POINTS = {"l2_atomic_save": 3, "l2_save_point_a": 3, "l2_atomic_save_hidden": 2,
-          "l2_save_point_a_hidden": 2}
-STUDENTS: dict[str, dict[str, bool]] = {
-    "reference": dict.fromkeys(CHECK_IDS, True),
-    "starter": dict.fromkeys(CHECK_IDS, False),
-    **EXPECTED,
+POINTS = _catalog().POINTS
+#: student id -> (exercise, catalog entry or None, check id -> must pass).
+STUDENTS: dict[str, tuple[str, str | None, dict[str, bool]]] = {
+    "reference": (LEVEL2, None, dict.fromkeys(CHECK_IDS, True)),
+    "starter": (LEVEL2, None, dict.fromkeys(CHECK_IDS, False)),
+    **{_catalog().student_id(level, name): (level, name, _catalog().EXPECTED[level][name])
+       for level, name in _catalog().entries()},
 }
+#: Students whose notebook has odd nbgrader metadata: nbgrader may refuse to autograde them.
+ODD_METADATA = {student for student, (level, name, _) in STUDENTS.items()
+                if name and "odd-grade-id" in _catalog().directives(level, name)}
+#: Students whose notebook is a symbolic link: a grader that refuses links may leave them out.
+LINKED = {student for student, (level, name, _) in STUDENTS.items()
+          if name and _catalog().directives(level, name).get("symlink-to")}
 LISTEN = ("127.0.0.1", 47613)
 #: What nbgrader and the grade command themselves write in the course directory (not hashed).
 NBGRADER_WRITES = ("gradebook.db", "autograded", "feedback", "submitted",
                    "checkpoint-lab-grade.log")
 SOLUTIONS = "the checkout's solutions/"
 #: Names the catalog's cheats drop in /tmp or /dev/shm when nothing stops them.
-DROPPINGS = ("checkpoint-lab-fill.bin", ".checkpoint-lab-runs-")
+DROPPINGS = ("checkpoint-lab-fill.bin", ".checkpoint-lab-runs-", "checkpoint-lab-drop-")
 #: Waits for the batch's end on its stdin; starts the grade command; reports how it ended.
 _SHIM = """
 # checkpoint-lab test harness
@@ -399,22 +420,41 @@ class _Listener:
         return self.seen
 
 
-def _set_cell(nb: dict, grade_id: str, source: str) -> None:
-    for cell in nb["cells"]:
-        if cell["metadata"].get("nbgrader", {}).get("grade_id") == grade_id:
-            cell["source"] = source
-            return
-    raise KeyError(grade_id)
+def _hand_in(submissions: Path, releases: dict[str, dict]) -> list[str]:
+    """Write every student's notebook; return the students handed in as a symbolic link."""
+    from tests.fixtures.notebooks.submissions import submission_notebook
+
+    links = []
+    for student, (level, name, _) in STUDENTS.items():
+        folder = submissions / student
+        folder.mkdir(parents=True)
+        target = folder / f"{level}.ipynb"
+        if name is None:
+            nb = submission_notebook(student, releases[level])
+        else:
+            link_to = _catalog().directives(level, name).get("symlink-to")
+            if link_to:
+                links.append((target, Path("..") / link_to / f"{level}.ipynb"))
+                continue
+            nb = _catalog().catalog_notebook(level, name, releases[level])
+        target.write_text(json.dumps(nb, indent=1))
+    for target, points_at in links:
+        target.symlink_to(points_at)
+    return [str(target) for target, _ in links]
 
 
-def _catalog_notebook(name: str, release: dict) -> dict:
-    """The released Level 2 notebook with a catalog file's whole code in the answer cells."""
-    nb = copy.deepcopy(release)
-    code = (CATALOG / f"{name}.py").read_text()
-    _set_cell(nb, "l2_save_checkpoint", code)
-    _set_cell(nb, "l2_run_agent", "# run_agent is defined in the cell above, with "
-              "save_checkpoint.\n")
-    return nb
+def _feedback_html(course, student: str, level: str) -> str:
+    """``student``'s feedback HTML of notebook ``level``, generated by nbgrader after the batch
+    (empty if nbgrader made none)."""
+    code = ("import sys\nfrom pathlib import Path\nfrom graders.nbgrader_plumbing.course import "
+            "nbgrader_api\napi = nbgrader_api(Path(sys.argv[1]))\n"
+            "print(api.generate_feedback(sys.argv[2], sys.argv[3], force=True))")
+    made = subprocess.run([sys.executable, "-c", code, str(course.root), course.assignment,
+                           student], capture_output=True, text=True, timeout=300,
+                          cwd=course.root)
+    page = course.root / "feedback" / student / course.assignment / f"{level}.html"
+    return page.read_text(errors="replace") if page.exists() else (
+        f"(no feedback: {made.stdout[-400:]} {made.stderr[-400:]})")
 
 
 def grade_catalog_batch(scratch: Path, wrap: tuple[str, ...] = ()) -> dict:
@@ -423,17 +463,13 @@ def grade_catalog_batch(scratch: Path, wrap: tuple[str, ...] = ()) -> dict:
     prefix, such as :func:`docker_root`'s); what the tests of the batch look at."""
     from graders.nbgrader_plumbing.course import build_course
     from tests.fixtures.notebooks.course_cache import TEST_CELL_TIMEOUT
-    from tests.fixtures.notebooks.submissions import submission_notebook
 
     require_tools()
     course = build_course(scratch / "course", cell_timeout=TEST_CELL_TIMEOUT)
-    release = json.loads((course.release_dir / f"{LEVEL2}.ipynb").read_text())
+    releases = {level: json.loads((course.release_dir / f"{level}.ipynb").read_text())
+                for level in _catalog().LEVELS}
     submissions = scratch / "submissions"
-    for student in STUDENTS:
-        nb = (submission_notebook(student, release) if student in ("reference", "starter")
-              else _catalog_notebook(student, release))
-        (submissions / student).mkdir(parents=True)
-        (submissions / student / f"{LEVEL2}.ipynb").write_text(json.dumps(nb, indent=1))
+    _hand_in(submissions, releases)
     home = scratch / "home"
     home.mkdir()
     (home / ".profile").write_text("# a decoy home: nothing may change here\n")
@@ -506,6 +542,8 @@ def grade_catalog_batch(scratch: Path, wrap: tuple[str, ...] = ()) -> dict:
         err = (scratch / "stderr.txt").read_bytes()
         text = err.decode(errors="replace")
         first = text.find("Traceback")
+        result["autograde_failed"] = set(re.findall(r"nbgrader could not autograde (.+?): ",
+                                                    text))
         result["stderr"] = (text[first:first + 3000] + "\n...\n" if first >= 0 else "") \
             + text[-3000:]
         result["connections"] = listener.close()
@@ -513,6 +551,14 @@ def grade_catalog_batch(scratch: Path, wrap: tuple[str, ...] = ()) -> dict:
                                       new_files=label != SOLUTIONS)
                          for label, (root, skip) in canaries.items()}
     result["droppings"] = sorted(_droppings() - droppings)
+    result["csv"] = csv_path.read_text(errors="replace") if csv_path.exists() else ""
+    outputs = {"stdout": "".join(lines), "stderr": text, "the CSV": result["csv"]}
+    result["escapes"] = [f"{where}: {said[max(0, i - 60):i + 60]!r}"
+                         for where, said in outputs.items() for i in [said.find("\x1b")]
+                         if i >= 0]
+    result["feedback"] = {student: _feedback_html(course, student, level)
+                          for student, (level, name, _) in STUDENTS.items()
+                          if name and _catalog().directives(level, name).get("written-answer")}
     return result
 
 
@@ -527,3 +573,73 @@ def _child_of(pid: int) -> int | None:
 def said_by(batch) -> str:
     """What the batch's grade command said, for a failing assertion."""
     return f"status {batch['status']}\n{batch['stdout']}\n{batch['stderr']}"
+
+
+# -- the browser ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Path:
+    """Debian's chromium (a skip that says how to install it, or a failure in CI)."""
+    from tests.browser import require_browser
+
+    return require_browser()
+
+
+@pytest.fixture(scope="session")
+def browser(chromium, tmp_path_factory):
+    """One headless Chromium context for the session (a fresh profile)."""
+    from tests.browser import chromium_context
+
+    with chromium_context(chromium, tmp_path_factory.mktemp("chromium-profile")) as context:
+        yield context
+
+
+@pytest.fixture(scope="session")
+def lab(chromium, tmp_path_factory):
+    """``checkpoint-lab lab --no-browser`` on a fresh workspace of the real course."""
+    from tests.browser import start_lab, stop_lab
+
+    scratch = tmp_path_factory.mktemp("lab")
+    running = start_lab(scratch / "workspace", scratch)
+    try:
+        yield running
+    finally:
+        stop_lab(running)
+
+
+@pytest.fixture
+def page(browser, lab):
+    """A new tab on the session's JupyterLab, whose notebooks are as released."""
+    from tests.browser import TIMEOUT_MS, fresh_notebooks
+
+    fresh_notebooks(lab)
+    tab = browser.new_page()
+    tab.set_default_timeout(TIMEOUT_MS)
+    try:
+        yield tab
+    finally:
+        tab.close()
+
+
+@pytest.fixture(scope="session")
+def plain_lab(chromium, tmp_path_factory):
+    """A plain ``jupyter lab``, as Binder and JupyterHub start it, in a new environment where the
+    course is installed as ``environment.yml`` installs it (a minute or more), serving a copy of the
+    repository's notebooks (``lessons/``, ``exercises/*.ipynb``) as the student image holds them;
+    a new user with no Jupyter settings of their own."""
+    from tests.browser import install_like_binder, start_plain_lab, stop_lab
+
+    scratch = tmp_path_factory.mktemp("plain-lab")
+    bin_dir = install_like_binder(scratch / "env")
+    root = scratch / "checkpoint-lab"
+    shutil.copytree(ROOT / "lessons", root / "lessons",
+                    ignore=shutil.ignore_patterns("*.py", ".ipynb_checkpoints"))
+    (root / "exercises").mkdir()
+    for notebook in sorted((ROOT / "exercises").glob("*.ipynb")):
+        shutil.copyfile(notebook, root / "exercises" / notebook.name)
+    running = start_plain_lab(root, scratch, bin_dir)
+    try:
+        yield running
+    finally:
+        stop_lab(running)

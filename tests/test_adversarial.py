@@ -1,9 +1,9 @@
-"""The adversarial catalog: what it holds, and every exercise's fixtures graded as named.
+"""The adversarial catalogs: what they hold, and every exercise's fixtures graded as named.
 
-``tests/fixtures/02_two_latent_failures/adversarial/`` holds submissions written to get a grade
-they do not deserve (``cheat_*``), plausible wrong fixes (``fails_*``) and unusual correct fixes
-(``passes_*``); each file's docstring says what it does and why it must get what
-``expected.json`` says, check by check, for the four Level 2 checks.
+``tests/fixtures/<exercise>/adversarial/`` holds, for each exercise, submissions written to get a
+grade they do not deserve (``cheat_*``), plausible wrong fixes (``fails_*``) and unusual correct
+fixes (``passes_*``); each file's docstring says what it does and why it must get what its
+``expected.json`` says, check by check (``tests/fixtures/catalog.py``).
 
 They are graded here by ``checkpoint-lab dev check`` (which also checks each exercise's release,
 reference, starter and fixtures both ways; CI runs it through this test), and once more through
@@ -13,7 +13,8 @@ without a sandbox would let them reach every process of the user running the tes
 runs as process 1 of a PID namespace of its own (``unshare``): whatever the grader lets through
 can reach nothing outside it, and every process left behind dies with it. The grader still has to
 contain each submission itself: a grading process killed by its submission, or a wrong verdict,
-fails the test.
+fails the test. Entries whose truth waits for another helper's work (``catalog.PENDING``) must
+be the only ones graded wrong, and each of them must still be.
 """
 from __future__ import annotations
 
@@ -22,65 +23,115 @@ import sys
 
 import pytest
 
-from tests.conftest import (  # noqa: F401 - re-exported: the catalog's helpers live in conftest
-    CATALOG,
-    CHECK_IDS,
-    EXPECTED,
-    LEVEL2,
-    contained,
-    grading_env,
-    require_tools,
-    tools_problem,
-)
+from graders.cli.dev import NAMED_PARTS
+from tests.conftest import contained, grading_env, require_tools, tools_problem
+from tests.fixtures import catalog
 
 pytestmark = pytest.mark.sandbox
 
 __all__ = ["CATALOG", "EXPECTED", "CHECK_IDS", "LEVEL2", "tools_problem", "require_tools",
            "contained", "grading_env"]
 
+LEVEL2 = catalog.LEVELS[1]
+CATALOG = catalog.CATALOGS[LEVEL2]
+EXPECTED: dict[str, dict[str, bool]] = catalog.EXPECTED[LEVEL2]
+CHECK_IDS = catalog.JUDGED[LEVEL2]
+#: How many entries the catalogs held before issue 16's round (all in Level 2's).
+BEFORE_ISSUE_16 = 66
+
 @pytest.fixture(scope="module", autouse=True)
 def _tools():
     require_tools()
 
 
-def test_the_catalog_is_complete():
-    files = sorted(p.stem for p in CATALOG.glob("*.py"))
-    assert files == sorted(EXPECTED), "every catalog file needs an entry in expected.json"
-    assert len(files) >= 45
-    prefixes = ("passes_", "fails_atomic_", "fails_save_point_a_", "fails_all_", "cheat_")
-    for name, expected in EXPECTED.items():
-        assert name.startswith(prefixes), name
-        assert set(expected) == set(CHECK_IDS), name
-        text = (CATALOG / f"{name}.py").read_text()
+@pytest.mark.parametrize("level", catalog.LEVELS)
+def test_the_catalog_is_complete(level):
+    folder, expected, judged = catalog.CATALOGS[level], catalog.EXPECTED[level], \
+        catalog.JUDGED[level]
+    files = sorted(p.stem for p in folder.glob("*.py"))
+    assert files == sorted(expected), "every catalog file needs an entry in expected.json"
+    groups = catalog.NAMED_GROUPS[level]
+    prefixes = ("passes_", "fails_all_", "cheat_", *groups)
+    if not groups:  # one judged check: a fails_ name says it all
+        prefixes += ("fails_",)
+    for name, row in expected.items():
+        assert name.startswith(prefixes), f"{level}/{name}: named by outcome ({prefixes})"
+        assert set(row) == set(judged), name
+        text = (folder / f"{name}.py").read_text()
         assert text.startswith('"""'), f"{name} starts with a docstring saying what it does"
         assert "Expected" in text.split('"""')[1], f"{name}'s docstring says what it expects"
-    for name, expected in EXPECTED.items():
-        if name.startswith("cheat_"):
-            assert not any(expected.values()), f"{name}: a cheat on the starter gains nothing"
+        if name.startswith(("cheat_", "fails_all_")):
+            assert not any(row.values()), f"{name}: a cheat on the starter gains nothing"
         elif name.startswith("passes_"):
-            assert all(expected.values()), name
-        elif name.startswith("fails_all_"):
-            assert not any(expected.values()), name
-        elif name.startswith("fails_atomic_"):
-            assert not expected["l2_atomic_save"] and expected["l2_save_point_a"], name
+            assert all(row.values()), name
+        elif not groups:
+            assert not any(row.values()), name
         else:
-            assert expected["l2_atomic_save"] and not expected["l2_save_point_a"], name
+            prefix = next(g for g in groups if name.startswith(g))
+            assert row == {c: groups[prefix] not in c for c in judged}, name
+            assert (prefix, groups[prefix]) in NAMED_PARTS  # dev check reads names alike
+    for (pending_level, name), helper in {**catalog.PENDING,
+                                          **catalog.PENDING_IN_NOTEBOOKS}.items():
+        assert name in catalog.EXPECTED[pending_level] and helper
 
 
-@pytest.mark.timeout(1200)
+def test_the_catalogs_grew_by_forty_entries_over_every_exercise():
+    counts = {level: len(catalog.EXPECTED[level]) for level in catalog.LEVELS}
+    assert sum(counts.values()) >= BEFORE_ISSUE_16 + 40, counts
+    assert all(count >= 5 for count in counts.values()), counts
+
+
+def test_every_directive_is_known_and_applies(tmp_path):
+    known = {"split-cell", "student-id", "symlink-to", "odd-grade-id", "empty-cells",
+             "written-answer"}
+    seen = set()
+    for level, name in catalog.entries():
+        found = catalog.directives(level, name)
+        assert set(found) <= known, (level, name, found)
+        seen |= set(found)
+        if "split-cell" in found:
+            text = (catalog.CATALOGS[level] / f"{name}.py").read_text()
+            assert text.count(catalog.SPLIT_HERE + "\n") == 1, name
+    assert seen == known
+    ids = [catalog.student_id(level, name) for level, name in catalog.entries()]
+    assert len(set(ids)) == len(ids), "one student per entry"
+
+
+def _mismatched(output: str) -> dict[str, set[str]]:
+    """exercise -> the fixtures dev check said were not graded as named."""
+    found: dict[str, set[str]] = {}
+    current = None
+    for line in output.splitlines():
+        if not line.startswith("  "):
+            current = line.split(":")[0]
+            found.setdefault(current, set())
+        elif line.startswith("  - ") and ".py: " in line:
+            found[current].add(line[4:].split(".py: ")[0])
+    return found
+
+
+@pytest.mark.timeout(1500)
 def test_dev_check_grades_every_exercise_and_every_fixture_as_named(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     proc = subprocess.run([*contained(), sys.executable, "-m", "graders.cli", "dev", "check"],
                           cwd=tmp_path, env=grading_env(home), capture_output=True, text=True,
-                          timeout=1100, start_new_session=True)
+                          timeout=1400, start_new_session=True)
     said = proc.stdout + proc.stderr[-3000:]
     lines = [line for line in proc.stdout.splitlines() if not line.startswith("  ")]
-    assert proc.returncode == 0, said
-    assert [line.split(":")[0] for line in lines] == [
-        "01_incomplete_checkpoint", "02_two_latent_failures", "03_power_cut",
-        "04_parallel_tool_calls"], said
-    assert all(": ok (release in sync;" in line for line in lines), said
-    catalog = [line for line in lines if line.startswith(LEVEL2)][0]
-    count = len(EXPECTED) + len(list(CATALOG.parent.glob("*.py")))
-    assert f" {count}/{count} fixtures as named" in catalog, catalog
+    assert [line.split(":")[0] for line in lines] == list(catalog.LEVELS), said
+    problems = [line for line in proc.stdout.splitlines() if line.startswith("  - ")
+                and ".py: " not in line]
+    assert not problems, said  # release, reference and starter: no pending work excuses these
+    mismatched = _mismatched(proc.stdout)
+    for level, line in zip(catalog.LEVELS, lines, strict=True):
+        assert "(release in sync;" in line, said
+        pending = {name for (lv, name) in catalog.PENDING if lv == level}
+        assert mismatched[level] == pending, (
+            f"{level}: graded wrong {sorted(mismatched[level] - pending)}; pending but now "
+            f"graded right (remove from catalog.PENDING) {sorted(pending - mismatched[level])}"
+            f"\n{said}")
+        count = len(catalog.EXPECTED[level]) + len(list(catalog.CATALOGS[level].parent.glob(
+            "*.py")))
+        assert f" {count - len(pending)}/{count} fixtures as named" in line, line
+    assert proc.returncode == (1 if catalog.PENDING else 0), said

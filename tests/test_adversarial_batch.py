@@ -1,9 +1,10 @@
-"""The whole adversarial catalog in ONE real nbgrader batch, and the harm it may not do.
+"""Every adversarial catalog in ONE real nbgrader batch, and the harm it may not do.
 
-A fresh course is built; the reference, the starter and every file of
-``tests/fixtures/02_two_latent_failures/adversarial/`` hand in the Level 2 notebook as one
-student each (the file's code
-in the answer cells); ``checkpoint-lab grade`` grades them all at once. Then:
+A fresh course is built; the reference, the starter and every entry of every exercise's catalog
+(``tests/fixtures/<exercise>/adversarial/``, ``tests/fixtures/catalog.py``) hand in as one student
+each (the entry's code in its exercise's answer cell, its ``# notebook:`` directives applied: a
+split answer cell, an odd student id, a symbolic link, odd metadata, 40,000 cells, HTML in the
+written answer); ``checkpoint-lab grade`` grades them all at once. Then:
 
 - every student's scores in the gradebook are what ``expected.json`` says (the reference full
   marks, the starter 0 autograded points);
@@ -13,7 +14,10 @@ in the answer cells); ``checkpoint-lab grade`` grades them all at once. Then:
   ``gradebook.db`` hash the same before and after; no file the catalog drops appeared in the
   machine's ``/tmp`` or ``/dev/shm``;
 - the gradebook still holds the same scores 4 s after the batch ended (a daemon may wait);
-- no connection reached a listener the test keeps open on 127.0.0.1:47613 for the whole batch.
+- no connection reached a listener the test keeps open on 127.0.0.1:47613 for the whole batch;
+- no terminal escape sequence and no spreadsheet formula from a student reaches the grade
+  command's output or the CSV; the feedback of the student whose written answer is HTML holds
+  none of it live.
 
 Containment, so that a grader without a sandbox harms nothing but this test: the batch runs under
 a shim that is process 1 of its own PID namespace (``unshare``). The shim starts the grade command
@@ -24,19 +28,62 @@ the kernel ends whatever is left.
 
 from __future__ import annotations
 
+import csv
+import io
+from html.parser import HTMLParser
+
 import pytest
 
 from tests.conftest import (
     CHECK_IDS,
+    LINKED,
     LISTEN,
+    ODD_METADATA,
     POINTS,
     STUDENTS,
     grade_catalog_batch,
     require_tools,
-    said_by,
 )
+from tests.fixtures import catalog
 
 pytestmark = [pytest.mark.nbgrader, pytest.mark.sandbox]
+
+#: Students this branch alone grades wrong in the batch, and the helper each waits for.
+PENDING = {catalog.student_id(level, name): helper for (level, name), helper in
+           {**catalog.PENDING, **catalog.PENDING_IN_NOTEBOOKS}.items()}
+
+
+class _LiveHtml(HTMLParser):
+    """The live pieces of a page that the written-answer cheat planted: a script element that
+    says "pwned", an ``on*`` handler attribute, a ``javascript:`` link (escaped text is not)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag, attrs):
+        self._in_script = tag == "script"
+        for name, value in attrs:
+            if name.startswith("on") and "pwned" in (value or ""):
+                self.found.append(f"<{tag} {name}=...>")
+            if name in ("href", "src") and (value or "").strip().lower().startswith(
+                    "javascript:"):
+                self.found.append(f"<{tag} {name}=javascript:...>")
+
+    def handle_data(self, data):
+        if self._in_script and "pwned" in data:
+            self.found.append("<script>...pwned...</script>")
+
+    def handle_endtag(self, tag):
+        self._in_script = False
+
+
+def _live_html(page: str) -> list[str]:
+    parser = _LiveHtml()
+    parser.feed(page)
+    return parser.found
+
 
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
@@ -45,21 +92,37 @@ def batch(tmp_path_factory):
     return grade_catalog_batch(tmp_path_factory.mktemp("adversarial-batch"))
 
 
+def _said(batch) -> str:
+    return f"status {batch['status']}\n{batch['stdout']}\n{batch['stderr']}"
+
+
 @pytest.mark.timeout(1800)
 def test_the_batch_ends_and_grades_everyone(batch):
-    assert batch["status"] == 0, f"checkpoint-lab grade failed: {said_by(batch)}"
-    missing = [s for s in batch["students"] if s not in batch["scores"]]
-    assert not missing, f"not in the gradebook: {missing}\n{said_by(batch)}"
+    assert batch["status"] is not None, f"checkpoint-lab grade did not end: {_said(batch)}"
+    failed = batch["autograde_failed"]
+    # nbgrader may refuse a notebook whose metadata is odd (that student's failure, said so),
+    # and refuses a split answer cell until the grader joins them (a pending entry).
+    allowed = {catalog.student_id(level, name) for level, name in catalog.PENDING_IN_NOTEBOOKS
+               } | ODD_METADATA
+    assert failed <= allowed, f"nbgrader failed {sorted(failed - allowed)}: {_said(batch)}"
+    assert batch["status"] == (1 if failed else 0), _said(batch)
+    missing = [s for s in batch["students"] if s not in batch["scores"] and s not in LINKED]
+    assert not missing, f"not in the gradebook: {missing}\n{_said(batch)}"
 
 
 @pytest.mark.timeout(1800)
-@pytest.mark.parametrize("student", sorted(STUDENTS))
+@pytest.mark.parametrize("student", [
+    pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=f"waits for {PENDING[s]}"))
+    if s in PENDING else s for s in sorted(STUDENTS)])
 def test_scores_match_expected(batch, student):
     scores = batch["scores"].get(student)
-    assert scores is not None, f"{student} is not in the gradebook: {said_by(batch)}"
-    want = {check: POINTS[check] if passed else 0 for check, passed in STUDENTS[student].items()}
-    got = {check: scores.get(check) for check in CHECK_IDS}
-    assert got == want, f"{student}: gradebook {got}, expected {want}"
+    if scores is None and student in LINKED:
+        scores = {}  # a link refused: nothing of this student's was graded, so no points
+    assert scores is not None, f"{student} is not in the gradebook: {_said(batch)}"
+    level, _, expected = STUDENTS[student]
+    want = {check: POINTS[check] if passed else 0 for check, passed in expected.items()}
+    got = {check: scores.get(check, 0 if student in LINKED else None) for check in expected}
+    assert got == want, f"{student} ({level}): gradebook {got}, expected {want}"
 
 
 @pytest.mark.timeout(1800)
@@ -96,3 +159,25 @@ def test_gradebook_unchanged_after_the_batch(batch):
 def test_no_connection_reached_the_listener(batch):
     assert not batch["connections"], (
         f"connections to {LISTEN[0]}:{LISTEN[1]} during the batch: {batch['connections']}")
+
+
+@pytest.mark.timeout(1800)
+def test_no_terminal_escape_from_a_student_reaches_the_output_or_the_csv(batch):
+    assert not batch["escapes"], batch["escapes"]
+
+
+@pytest.mark.timeout(1800)
+def test_no_csv_cell_starts_as_a_spreadsheet_formula(batch):
+    cells = [cell for row in csv.reader(io.StringIO(batch["csv"])) for cell in row]
+    assert cells, "no CSV written"
+    formulas = [cell for cell in cells if cell[:1] in ("=", "+", "-", "@")]
+    assert not formulas, formulas
+
+
+@pytest.mark.timeout(1800)
+def test_html_in_a_written_answer_is_not_live_in_the_feedback(batch):
+    assert batch["feedback"], "no student handed in HTML"
+    for student, html in batch["feedback"].items():
+        assert not html.startswith("(no feedback"), f"{student}: {html}"
+        live = _live_html(html)
+        assert not live, f"{student}'s feedback keeps {live} live"

@@ -1,13 +1,11 @@
 """The course in a real browser: Debian's Chromium, headless, driving JupyterLab.
 
-JupyterLab is started the way a student starts it (``checkpoint-lab lab --no-browser``), in a
-temporary workspace, on a free loopback port with a token, and stopped by its process id
-afterwards. Playwright drives ``/usr/bin/chromium`` (never ``playwright install``). Each step
-leaves a screenshot in ``test-artifacts/browser/``; the one of the lesson open in JupyterLab is
-also copied to ``docs/`` for the README.
-
-Without chromium the tests are skipped with a message saying how to install it; in CI
-(``CI=true``) a missing browser is a failure.
+JupyterLab runs as a student starts it (``checkpoint-lab lab --no-browser``, in a temporary
+workspace); one JupyterLab and one Chromium serve the whole test session, and each test gets a
+new tab and the notebooks as released (``tests/conftest.py``; helpers in ``tests/browser.py``).
+Each step leaves a screenshot in ``test-artifacts/browser/``; the one of the timeline with "A
+only" chosen is also copied to ``docs/`` for the README (when it is missing, or with
+``CHECKPOINT_LAB_DOCS_SCREENSHOT=1``).
 """
 
 from __future__ import annotations
@@ -15,339 +13,38 @@ from __future__ import annotations
 import ast
 import json
 import os
-import re
 import shutil
-import signal
-import socket
 import subprocess
-import sys
-import time
-import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from tests.conftest import IN_CI, ROOT
+from tests.browser import (
+    BIN,
+    close_dialog,
+    error_outputs,
+    open_notebook,
+    prompts,
+    run_all,
+    run_cell,
+    save,
+    set_cell_source,
+    shot,
+    validate,
+    visible,
+)
+from tests.conftest import ROOT
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
-ARTIFACTS = ROOT / "test-artifacts" / "browser"
 DOCS_SCREENSHOT = ROOT / "docs" / "lesson-in-jupyterlab.png"
-TIMEOUT_MS = 90_000
 
 LESSON = "lessons/02_two_save_points.ipynb"  # the crash timeline (lessons/README.md)
 EXERCISE = "exercises/lesson2/02_two_latent_failures.ipynb"
 
 
-# -- what the browser needs ---------------------------------------------------------------------
-
-
-def _missing_browser() -> str | None:
-    if not CHROMIUM.exists():
-        return (f"Debian's chromium is not installed ({CHROMIUM} is missing): install it with "
-                "`sudo apt-get install chromium` to run the browser tests")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return ("the Python package playwright is not installed: run "
-                "`.venv/bin/pip install -e '.[test]'` (never `playwright install`)")
-    return None
-
-
-def require_browser(in_ci: bool = IN_CI) -> Path:
-    """Debian's chromium, or a skip (a failure in CI) that says how to install it."""
-    reason = _missing_browser()
-    if reason:
-        if in_ci:
-            pytest.fail(f"CI=true and {reason}", pytrace=False)
-        pytest.skip(reason)
-    return CHROMIUM
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Path:
-    """Debian's chromium (see `require_browser`)."""
-    return require_browser()
-
-
-# -- JupyterLab, started as a student starts it ---------------------------------------------------
-
-
-@dataclass
-class Lab:
-    """A running ``checkpoint-lab lab``: where it listens and what it serves."""
-
-    url: str
-    token: str
-    workspace: Path
-    process: subprocess.Popen
-    log: Path
-    runtime_dir: Path
-
-    def api(self, method: str, path: str) -> object:
-        request = urllib.request.Request(
-            f"{self.url}{path}", method=method, headers={"Authorization": f"token {self.token}"})
-        with urllib.request.urlopen(request, timeout=10) as response:
-            body = response.read()
-        return json.loads(body) if body else None
-
-    def page_url(self, relpath: str) -> str:
-        # ?reset: a fresh layout, without the notebooks an earlier test left open
-        return f"{self.url}/lab/tree/{relpath}?reset&token={self.token}"
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _processes_mentioning(text: str) -> list[int]:
-    """Pids of live processes whose command line contains ``text`` (Linux /proc)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            try:
-                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            if text in cmdline:
-                pids.append(int(entry.name))
-    return pids
-
-
-def start_lab(workspace: Path, scratch: Path, course: Path = ROOT,
-              env: dict[str, str] | None = None) -> Lab:
-    """Start ``checkpoint-lab lab --no-browser`` on ``workspace``; wait until it answers."""
-    port, token = _free_port(), os.urandom(12).hex()
-    runtime_dir = scratch / "runtime"
-    log = scratch / "lab.log"
-    env = dict(os.environ, **(env or {}), JUPYTER_TOKEN=token,
-               JUPYTER_RUNTIME_DIR=str(runtime_dir), CHECKPOINT_LAB_COURSE=str(course))
-    cli = Path(sys.executable).with_name("checkpoint-lab")
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [str(cli), "lab", "--no-browser", "--port", str(port), "--workspace", str(workspace)],
-            stdout=out, stderr=subprocess.STDOUT, env=env, cwd=scratch, start_new_session=True,
-        )
-    lab = Lab(f"http://127.0.0.1:{port}", token, workspace, process, log, runtime_dir)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"checkpoint-lab lab exited with {process.returncode}:\n"
-                                 f"{log.read_text(errors='replace')[-3000:]}")
-        try:
-            lab.api("GET", "/api/status")
-            return lab
-        except OSError:
-            time.sleep(0.2)
-    stop_lab(lab)
-    raise AssertionError(f"JupyterLab did not answer within 60 s:\n{log.read_text()[-3000:]}")
-
-
-def stop_lab(lab: Lab) -> None:
-    """Shut the kernels down, end JupyterLab's process group, and check nothing is left."""
-    try:
-        for kernel in lab.api("GET", "/api/kernels"):
-            lab.api("DELETE", f"/api/kernels/{kernel['id']}")
-    except OSError:
-        pass
-    try:
-        os.killpg(lab.process.pid, signal.SIGTERM)
-        lab.process.wait(timeout=15)
-    except ProcessLookupError:
-        pass
-    except subprocess.TimeoutExpired:
-        os.killpg(lab.process.pid, signal.SIGKILL)
-        lab.process.wait(timeout=10)
-    leftovers = _processes_mentioning(str(lab.runtime_dir))
-    for pid in leftovers:
-        os.kill(pid, signal.SIGKILL)
-    assert not leftovers, f"processes left behind by JupyterLab (killed now): {leftovers}"
-
-
-# -- the browser ------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def browser(chromium, tmp_path_factory):
-    """A headless Chromium context with a fresh profile; a flaky start gets one retry."""
-    from playwright.sync_api import Error as PlaywrightError
-    from playwright.sync_api import sync_playwright
-
-    last_error = None
-    for attempt in range(2):
-        manager = sync_playwright().start()
-        try:
-            context = manager.chromium.launch_persistent_context(
-                str(tmp_path_factory.mktemp(f"chromium-profile-{attempt}")),
-                executable_path=str(chromium), headless=True, args=CHROMIUM_FLAGS,
-                viewport={"width": 1400, "height": 900}, timeout=30_000,
-            )
-            page = context.new_page()
-            page.goto("about:blank", timeout=15_000)
-            page.close()
-        except PlaywrightError as err:
-            last_error = err
-            manager.stop()
-            continue
-        try:
-            yield context
-        finally:
-            context.close()
-            manager.stop()
-        return
-    pytest.fail(f"Chromium did not start twice in a row: {last_error}", pytrace=False)
-
-
-def shot(page, name: str) -> Path:
-    """Save a screenshot of this step in test-artifacts/browser/."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path))
-    return path
-
-
-# -- JupyterLab, operated as a student operates it ----------------------------------------------
-
-
-def open_notebook(page, lab: Lab, relpath: str) -> None:
-    """Open a notebook and wait until its kernel is idle."""
-    page.goto(lab.page_url(relpath), timeout=TIMEOUT_MS)
-    page.locator(".jp-NotebookPanel .jp-Notebook").first.wait_for(timeout=TIMEOUT_MS)
-    deadline = time.monotonic() + TIMEOUT_MS / 1000
-    while time.monotonic() < deadline:  # the kernel is up on the server's side too
-        sessions = lab.api("GET", "/api/sessions")
-        if any(s["path"] == relpath and s["kernel"]["execution_state"] == "idle"
-               for s in sessions):
-            break
-        time.sleep(0.2)
-    else:
-        raise AssertionError(f"no idle kernel for {relpath}: {sessions}")
-    wait_idle(page)
-
-
-_PROMPTS = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt"
-
-
-def wait_idle(page) -> None:
-    """Wait until the notebook's kernel is idle and no cell is still queued or running."""
-    page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) "
-                 '.jp-Notebook-ExecutionIndicator[data-status="idle"]').wait_for(
-        timeout=TIMEOUT_MS)
-    page.wait_for_function(
-        f"""() => [...document.querySelectorAll({_PROMPTS!r})]
-               .every(p => !p.textContent.includes('*'))""",
-        timeout=TIMEOUT_MS,
-    )
-
-
-def run_all(page) -> None:
-    """Run ▸ Run All Cells, and wait until the kernel has finished every cell it ran.
-
-    A Run All sent while a fresh kernel is still connecting can be dropped by JupyterLab, and
-    then no cell starts: that one case gets a second Run All.
-    """
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    started = f"""() => [...document.querySelectorAll({_PROMPTS!r})]
-                     .some(p => /\\[(\\*|\\d+)\\]/.test(p.textContent))"""
-    for attempt in range(2):
-        page.get_by_role("menuitem", name="Run", exact=True).click()
-        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-        try:
-            page.wait_for_function(started, timeout=15_000 if attempt == 0 else TIMEOUT_MS)
-            break
-        except PlaywrightTimeout:
-            if attempt:
-                raise
-    wait_idle(page)
-
-
-def prompts(page) -> list[str]:
-    """The input prompts of the open notebook's code cells: ``[3]:``, ``[*]:`` or ``[ ]:``."""
-    return [p.strip() for p in page.locator(_PROMPTS).all_inner_texts()]
-
-
-def run_cell(page, index: int) -> None:
-    """Run the one cell at ``index`` (Ctrl+Enter), and wait until it has run."""
-    cell = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell").nth(index)
-    cell.locator(".jp-InputPrompt").click()
-    page.keyboard.press("Control+Enter")
-    cell.locator(".jp-InputPrompt").filter(has_text=re.compile(r"\[\d+\]")).wait_for(
-        timeout=TIMEOUT_MS)
-    wait_idle(page)
-
-
-def error_outputs(page) -> list[str]:
-    """The text of every error (traceback) shown in the open notebook."""
-    return page.locator(
-        ".jp-NotebookPanel:not(.lm-mod-hidden) "
-        '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
-    ).all_inner_texts()
-
-
-def set_cell_source(page, index: int, source: str) -> None:
-    """Replace the code of the cell at ``index`` with ``source``, as a student pastes it."""
-    cell = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell").nth(index)
-    markdown = "jp-MarkdownCell" in (cell.get_attribute("class") or "")
-    if markdown:
-        cell.locator(".jp-MarkdownOutput").dblclick()  # a rendered markdown cell: edit it
-    editor = cell.locator(".cm-content")
-    editor.click()
-    page.keyboard.press("Control+A")
-    page.keyboard.press("Delete")
-    page.keyboard.insert_text(source)
-    if markdown:
-        page.keyboard.press("Shift+Enter")  # render it again
-    else:
-        page.keyboard.press("Escape")
-
-
-def visible(page, selector: str):
-    """``selector`` inside the notebook on screen."""
-    return page.locator(f".jp-NotebookPanel:not(.lm-mod-hidden) {selector}")
-
-
-# -- the tests --------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def lab(chromium, tmp_path_factory):
-    """``checkpoint-lab lab --no-browser`` on a fresh workspace of the real course."""
-    scratch = tmp_path_factory.mktemp("lab")
-    running = start_lab(scratch / "workspace", scratch)
-    try:
-        yield running
-    finally:
-        stop_lab(running)
-
-
-@pytest.fixture
-def page(browser, lab):
-    tab = browser.new_page()
-    tab.set_default_timeout(TIMEOUT_MS)
-    try:
-        yield tab
-    finally:
-        tab.close()
-
-
-def _disk(page) -> tuple[str, str]:
-    view = visible(page, ".cl-timeline .cl-disk-view .cl-disk")
-    return view.get_attribute("data-disk"), view.inner_text()
+# -- the crash timeline -------------------------------------------------------------------------
 
 
 def _set_moment(page, moment: int) -> None:
@@ -369,6 +66,27 @@ def _toggle(page, widget: str, label: str) -> None:
                            arg=button.element_handle())
 
 
+#: Read in one go (one JavaScript call, between two redraws), once the kernel has drawn the view
+#: for this moment and loop: the moment and loop it says it shows, and its disk view.
+_SNAPSHOT = """([sel, moment, saves, mode]) => {
+    const s = document.querySelector(sel);
+    if (!s || s.dataset.moment !== String(moment)
+        || !(s.dataset.state || "").startsWith(saves + "|" + mode + "|")) return null;
+    const d = s.querySelector('.cl-disk');
+    return {moment: s.dataset.moment, state: s.dataset.state, disk: d.dataset.disk,
+            diskState: d.dataset.state, text: d.innerText,
+            label: s.querySelector('.cl-moment').innerText, all: s.innerText};
+}"""
+
+
+def timeline_snapshot(page, moment: int, saves: str, mode: str) -> dict:
+    """The timeline's view once redrawn for ``moment`` and this loop, read as one snapshot."""
+    handle = page.wait_for_function(
+        _SNAPSHOT, arg=[".jp-NotebookPanel:not(.lm-mod-hidden) .cl-timeline .cl-state", moment,
+                        saves, mode], timeout=15_000)
+    return handle.json_value()
+
+
 # What a crash at each moment leaves on disk, for each of the four loops (lessons/README.md;
 # the lesson's own claims: a torn save point B in place, no trace of a call in flight without A).
 TIMELINE_STEPS = [
@@ -387,15 +105,14 @@ HEADLINES = {"no-trace": "no trace", "torn-json": "torn JSON",
              "checkpoint": "checkpoint.json, readable"}
 
 
-def _agrees_with_the_harness(timeline_text: str, saves: str, mode: str, disk: str,
-                             shown_for: str = "") -> None:
-    """Run the crash point the view names, here, on the same loop: the bytes must agree."""
+def _agrees_with_the_harness(snapshot: dict) -> None:
+    """Run the crash point the view was drawn for, here, on the same loop: the bytes must agree."""
     from graders import run_point
     from graders.teaching.variants import variant
 
-    point = re.search(r"harness crash point (\w+)", timeline_text).group(1)
-    if shown_for:  # the point the disk view itself was drawn for (the text may lag a redraw)
-        point = shown_for.rsplit("|", 1)[-1]
+    saves, mode, point = snapshot["state"].split("|")
+    disk = snapshot["disk"]
+    assert snapshot["diskState"] == snapshot["state"], snapshot  # one redraw wrote both
     seen = run_point(variant(saves, mode), "support-tickets", point)
     if seen.checkpoint is None:
         assert disk == "no-trace", (point, saves, mode, disk)
@@ -421,10 +138,7 @@ def test_lesson_2_runs_and_its_crash_timeline_shows_what_is_on_disk(page, lab):
 
     timeline = visible(page, ".cl-timeline")
     timeline.scroll_into_view_if_needed()
-    path = shot(page, "02-lesson-run-all")
-    if not DOCS_SCREENSHOT.exists() or os.environ.get("CHECKPOINT_LAB_DOCS_SCREENSHOT") == "1":
-        DOCS_SCREENSHOT.parent.mkdir(exist_ok=True)
-        shutil.copyfile(path, DOCS_SCREENSHOT)
+    shot(page, "02-lesson-run-all")
 
     saves, mode = "B only", "in place"
     for i, (action, moment, want_saves, want_mode, want_disk) in enumerate(TIMELINE_STEPS):
@@ -434,22 +148,13 @@ def test_lesson_2_runs_and_its_crash_timeline_shows_what_is_on_disk(page, lab):
             _toggle(page, "cl-write-mode", want_mode)
         _set_moment(page, moment)
         saves, mode = want_saves, want_mode
-        # the kernel redraws the view after a click: wait for the view of THIS loop and moment
-        page.wait_for_function(
-            """([sel, want, saves, mode]) => {
-                const d = document.querySelector(sel);
-                return d && d.dataset.disk === want
-                    && (d.dataset.state || "").startsWith(saves + "|" + mode + "|");
-            }""",
-            arg=[".jp-NotebookPanel:not(.lm-mod-hidden) .cl-disk-view .cl-disk", want_disk,
-                 saves, mode],
-            timeout=15_000)
-        disk, text = _disk(page)
+        # the kernel redraws the view after each click or key: read the redraw of THIS moment
+        snapshot = timeline_snapshot(page, moment, saves, mode)
         shot(page, f"03-timeline-{i + 1}-{moment}-{saves}-{mode}".replace(" ", "_"))
-        assert text.startswith(f"On disk: {HEADLINES[disk]}"), (action, text)
-        shown_for = visible(page, ".cl-timeline .cl-disk-view .cl-disk").get_attribute(
-            "data-state") or ""
-        _agrees_with_the_harness(timeline.inner_text(), saves, mode, disk, shown_for)
+        assert snapshot["label"].startswith(f"Moment {moment} of 10"), (action, snapshot)
+        assert snapshot["disk"] == want_disk, (action, snapshot)
+        assert snapshot["text"].startswith(f"On disk: {HEADLINES[want_disk]}"), (action, snapshot)
+        _agrees_with_the_harness(snapshot)
         if (moment, saves) == (7, "A and B"):
             # Save point A wrote the call in flight: the checkpoint names it, highlighted.
             pending = visible(page, ".cl-disk-view tr.cl-field-highlight").filter(
@@ -476,6 +181,51 @@ def test_lesson_2_runs_and_its_crash_timeline_shows_what_is_on_disk(page, lab):
     assert error_outputs(page) == []
 
 
+def _strip_colours(page) -> list[str]:
+    return visible(page, ".cl-timeline-strip .cl-moment-button").evaluate_all(
+        "bs => bs.map(b => getComputedStyle(b).backgroundColor)")
+
+
+def _rgb(hex_colour: str) -> str:
+    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgb({r}, {g}, {b})"
+
+
+def test_the_timeline_paints_a_finished_tool_that_reruns_apart_from_a_good_checkpoint(page, lab):
+    from graders.teaching.style import KIND_COLOURS
+
+    open_notebook(page, lab, LESSON)
+    run_all(page)
+    strip = visible(page, ".cl-timeline-strip")
+    strip.scroll_into_view_if_needed()
+    green, amber = _rgb(KIND_COLOURS["checkpoint"]), _rgb(KIND_COLOURS["finished tool reruns"])
+    _toggle(page, "cl-save-points", "A and B")
+    _toggle(page, "cl-write-mode", "temp + rename")
+    # model call 2 with A and B: the checkpoint records list_tickets' result: green
+    page.wait_for_function("([b, want]) => getComputedStyle(b).backgroundColor === want",
+                           arg=[visible(page, ".cl-moment-button").nth(4).element_handle(), green])
+    # A only: at model call 2, list_tickets has returned, yet pendingToolUse still names it and
+    # resume runs it again: not the colour of a checkpoint resume carries on from.
+    _toggle(page, "cl-save-points", "A only")
+    page.wait_for_function("([b, want]) => getComputedStyle(b).backgroundColor === want",
+                           arg=[visible(page, ".cl-moment-button").nth(4).element_handle(), amber])
+    _set_moment(page, 5)
+    snapshot = timeline_snapshot(page, 5, "A only", "temp + rename")
+    assert "list_tickets a second time" in snapshot["all"], snapshot
+    colours = _strip_colours(page)
+    assert colours[4] == amber and colours[4] != green, colours
+    assert colours[2] == green  # tool 1 running, named by save point A: a true record
+    legend = visible(page, ".cl-timeline-strip .cl-legend")
+    assert "finished tool reruns" in legend.inner_text()
+    chip = legend.locator("span").filter(has_text="finished tool reruns")
+    assert chip.evaluate("e => getComputedStyle(e).backgroundColor") == amber
+    strip.scroll_into_view_if_needed()
+    shot(page, "25-timeline-a-only-finished-tool-reruns")
+    if not DOCS_SCREENSHOT.exists() or os.environ.get("CHECKPOINT_LAB_DOCS_SCREENSHOT") == "1":
+        visible(page, ".cl-timeline").scroll_into_view_if_needed()
+        shutil.copyfile(shot(page, "26-readme-timeline"), DOCS_SCREENSHOT)
+
+
 def _reference_cells() -> dict[str, str]:
     """The reference fix split the way the answer cells split it: the save, then the loop."""
     source = (ROOT / "solutions" / "02_two_latent_failures.py").read_text()
@@ -487,8 +237,8 @@ def _reference_cells() -> dict[str, str]:
     rest = [n for n in module.body if n is not loop
             and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
             and not (isinstance(n, ast.ImportFrom) and n.module == "__future__")]
-    save = "\n\n\n".join("\n".join(lines[n.lineno - 1:n.end_lineno]) for n in rest)
-    return {"l2_save_checkpoint": save,
+    save_cell = "\n\n\n".join("\n".join(lines[n.lineno - 1:n.end_lineno]) for n in rest)
+    return {"l2_save_checkpoint": save_cell,
             "l2_run_agent": "\n".join(lines[start:loop.end_lineno])}
 
 
@@ -497,19 +247,6 @@ def _self_check_rows(page) -> list[tuple[str, str, str]]:
     table.scroll_into_view_if_needed()
     return [tuple(row.locator("td").all_inner_texts())
             for row in table.locator("tbody tr").all()]
-
-
-def _validate(page) -> tuple[str, str]:
-    visible(page, ".jp-Toolbar").get_by_text("Validate", exact=True).click()
-    dialog = page.locator(".jp-Dialog")
-    dialog.wait_for(timeout=TIMEOUT_MS * 2)
-    body = dialog.locator(".jp-Dialog-body")
-    return body.get_attribute("class"), body.inner_text()
-
-
-def _close_dialog(page) -> None:
-    page.locator(".jp-Dialog .jp-Dialog-button.jp-mod-accept").click()
-    page.locator(".jp-Dialog").wait_for(state="detached")
 
 
 def test_level_2_exercise_fails_as_released_passes_with_the_fix_and_validates(page, lab):
@@ -546,13 +283,12 @@ def test_level_2_exercise_fails_as_released_passes_with_the_fix_and_validates(pa
     for check in ("l2_atomic_save", "l2_save_point_a"):
         assert dict((n, s) for n, s, _ in rows)[check].startswith("PASS"), rows
 
-    page.keyboard.press("Control+s")
-    page.locator(".jp-mod-current.jp-mod-dirty").wait_for(state="detached")
-    kind, text = _validate(page)
+    save(page)
+    kind, text = validate(page)
     shot(page, "07-validate-fixed")
     assert "validation-failed" not in kind, text
     assert "Success" in text and "passes all the tests" in text, text
-    _close_dialog(page)
+    close_dialog(page)
 
 
 def test_the_assignment_list_has_lesson_2_ready_to_submit(page, lab):
@@ -568,7 +304,7 @@ def test_the_assignment_list_has_lesson_2_ready_to_submit(page, lab):
 def test_validate_on_the_released_starter_reports_the_failing_checks(page, lab):
     # Start over from the release, as a student would (an earlier test saved the fix here).
     reset = subprocess.run(
-        [str(Path(sys.executable).with_name("checkpoint-lab")), "reset",
+        [str(BIN / "checkpoint-lab"), "reset",
          "02_two_latent_failures", "--workspace", str(lab.workspace)],
         capture_output=True, text=True, check=True)
     assert "back to its released state" in reset.stdout
@@ -580,10 +316,9 @@ def test_validate_on_the_released_starter_reports_the_failing_checks(page, lab):
     cells = [c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells]
     open_notebook(page, lab, EXERCISE)
     set_cell_source(page, cells.index("l2_name_the_failures"), "The save and the save points.")
-    page.keyboard.press("Control+s")
-    page.locator(".jp-mod-current.jp-mod-dirty").wait_for(state="detached")
-    kind, text = _validate(page)
+    save(page)
+    kind, text = validate(page)
     shot(page, "09-validate-released-starter")
-    _close_dialog(page)
+    close_dialog(page)
     assert "validation-failed" in kind, text
     assert 'run_check("l2_atomic_save"' in text and 'run_check("l2_save_point_a"' in text, text

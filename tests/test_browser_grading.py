@@ -22,19 +22,22 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests import test_browser as tb
-from tests.test_browser import EXERCISE, TIMEOUT_MS, _close_dialog, _validate, open_notebook, shot
-
-# The browser, JupyterLab on a fresh workspace, and a tab: test_browser's fixtures.
-chromium = tb.chromium
-browser = tb.browser
-lab = tb.lab
-page = tb.page
+from tests.browser import (
+    NBGRADER_PARTIAL,
+    TIMEOUT_MS,
+    Lab,
+    close_dialog,
+    free_port,
+    open_notebook,
+    save,
+    shot,
+    stop_lab,
+    validate,
+)
 
 pytestmark = pytest.mark.browser
 
-#: What nbgrader says for a check cell when it cannot say why (issue 9, item 2).
-NBGRADER_PARTIAL = "Partial credit; passed some but not all of the tests"
+EXERCISE = "exercises/lesson2/02_two_latent_failures.ipynb"
 
 
 def _no_sideways_scrolling(page, selector: str) -> list:
@@ -53,8 +56,8 @@ def _no_sideways_scrolling(page, selector: str) -> list:
 
 def test_validate_on_the_released_notebook_says_what_each_check_says(page, lab):
     open_notebook(page, lab, EXERCISE)
-    page.keyboard.press("Control+s")
-    kind, text = _validate(page)
+    save(page)
+    kind, text = validate(page)
     verdicts = page.locator(".jp-Dialog-body pre").filter(
         has_text=re.compile(r": not passed \(0/3 points\)"))
     verdicts.first.scroll_into_view_if_needed()
@@ -62,16 +65,22 @@ def test_validate_on_the_released_notebook_says_what_each_check_says(page, lab):
     dialog = page.locator(".jp-Dialog-content").bounding_box()
     boxes = [v.bounding_box() for v in verdicts.all()]
     wide = _no_sideways_scrolling(page, ".jp-Dialog .jp-Dialog-body pre")
-    _close_dialog(page)
+    close_dialog(page)
 
     assert "validation-failed" in kind, text
     assert NBGRADER_PARTIAL not in text, text
     # Both visible checks, each as its check cell says it: not passed, the points, and why.
     said = " ".join(text.split())
     assert len(re.findall(r"\w: not passed \(0/3 points\)", said)) == 2, said
-    assert "At torn_write_save_1:" in said and "At killed_during_tool_1:" in said, said
-    assert "checkpoint.json" in said and "Resume would" in said, said
+    # ... and what each found is held back until part 1 is written and locked in (the diagnosis
+    # is the student's to make first), with how many crash points failed
+    assert said.count("held back until you have written part 1") == 2, said
+    assert "crash points failed" in said, said
     assert "You did not provide a response." in said  # the empty written answer, as nbgrader says
+    # ... named by its question, not by its placeholder text
+    assert "YOUR ANSWER HERE" not in said, said
+    assert ('Your written answer to "Part 1: name the two failures" (l2_name_the_failures, '
+            "4 points, marked by hand) is still empty") in said, said
     # Wrapped inside the dialog: nothing to scroll sideways, each verdict within the dialog.
     assert not wide, wide
     assert len(boxes) == 2
@@ -182,11 +191,11 @@ def test_feedback_regenerated_after_marking_shows_the_mark(browser, graded):
 # -- the course directory in JupyterLab --------------------------------------------------------
 
 
-def _start_course_lab(course, scratch: Path) -> tb.Lab:
+def _start_course_lab(course, scratch: Path) -> Lab:
     """JupyterLab in the course directory, started the way README says (LAB_COMMAND)."""
     from graders.nbgrader_plumbing.settings import LAB_COMMAND
 
-    port, token = tb._free_port(), os.urandom(12).hex()
+    port, token = free_port(), os.urandom(12).hex()
     runtime_dir, log = scratch / "runtime", scratch / "course-lab.log"
     jupyter = Path(sys.executable).with_name("jupyter")
     cmd = [str(jupyter), *LAB_COMMAND.split()[1:], "--no-browser", f"--ServerApp.port={port}",
@@ -197,7 +206,7 @@ def _start_course_lab(course, scratch: Path) -> tb.Lab:
     with log.open("wb") as out:
         process = subprocess.Popen(cmd, cwd=course.root, stdout=out, stderr=subprocess.STDOUT,
                                    env=env, start_new_session=True)
-    lab = tb.Lab(f"http://127.0.0.1:{port}", token, course.root, process, log, runtime_dir)
+    lab = Lab(f"http://127.0.0.1:{port}", token, course.root, process, log, runtime_dir)
     for _ in range(300):
         if process.poll() is not None:
             raise AssertionError(f"jupyter lab exited: {log.read_text()[-3000:]}")
@@ -206,7 +215,7 @@ def _start_course_lab(course, scratch: Path) -> tb.Lab:
             return lab
         except OSError:
             time.sleep(0.2)
-    tb.stop_lab(lab)
+    stop_lab(lab)
     raise AssertionError(f"JupyterLab did not answer: {log.read_text()[-3000:]}")
 
 
@@ -232,4 +241,4 @@ def test_formgrader_in_the_course_directory_has_no_news_question_and_no_exchange
         assert settings["settings"]["fetchNews"] == "false"
     finally:
         tab.close()
-        tb.stop_lab(lab)
+        stop_lab(lab)

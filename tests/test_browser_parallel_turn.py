@@ -1,4 +1,3 @@
-# ruff: noqa: F811  (pytest fixtures imported from test_browser.py are parameters here)
 """Lesson 05's view of one turn with several tool calls, in a real browser: the slider moves
 with the keyboard, the pane says what is on disk and what resume does, axe-core finds nothing
 serious. Screenshot: test-artifacts/browser/parallel-turn.png."""
@@ -7,17 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_browser import (  # noqa: F401  (fixtures: browser, chromium, lab, page)
-    browser,
-    chromium,
-    lab,
-    open_notebook,
-    page,
-    run_all,
-    shot,
-    visible,
-)
-from tests.test_browser_widgets import AXE
+from tests.browser import open_notebook, run_all, shot, visible
+from tests.conftest import ROOT
+
+AXE = ROOT / "tests" / "browser_deps" / "node_modules" / "axe-core" / "axe.min.js"
 
 pytestmark = pytest.mark.browser
 

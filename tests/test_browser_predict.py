@@ -1,7 +1,6 @@
-# ruff: noqa: F811  (pytest fixtures imported from test_browser.py are parameters here)
 """Predict, then observe, in a real browser: lock in a prediction, run the crash, compare.
 
-JupyterLab runs as in ``tests/test_browser.py`` (whose fixtures and helpers this file reuses), on
+JupyterLab runs as in ``tests/test_browser.py`` (fixtures in ``tests/conftest.py``), on
 lesson part 3, whose first prediction is about the torn in-place save. Screenshots go to
 ``test-artifacts/browser/``.
 """
@@ -11,19 +10,15 @@ from __future__ import annotations
 import pytest
 
 from graders.teaching.predictions import PREDICTIONS
-from tests.test_browser import (  # noqa: F401  (fixtures: browser, chromium, lab, page)
-    browser,
-    chromium,
+from tests.browser import (
     error_outputs,
-    lab,
     open_notebook,
-    page,
+    options_are_separate_boxes,
     run_all,
     run_cell,
     shot,
     visible,
 )
-from tests.test_browser_widgets import _options_are_separate_boxes
 
 pytestmark = pytest.mark.browser
 
@@ -43,7 +38,7 @@ def test_a_prediction_is_locked_in_by_clicks_and_compared_after_the_crash(page, 
     crash = cells.nth(index + 1)
     assert "You locked in no prediction" in crash.locator(".cl-predict-compare").inner_text()
 
-    options = _options_are_separate_boxes(prediction)
+    options = options_are_separate_boxes(prediction)
     lock = prediction.locator("button.cl-predict-lock")
     assert lock.is_disabled(), "nothing picked yet: nothing to lock in"
     assert lock.inner_text().strip() == "Lock in my prediction"

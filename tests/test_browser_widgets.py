@@ -1,11 +1,11 @@
-# ruff: noqa: F811  (pytest fixtures imported from test_browser.py are parameters here)
 """The course's own widgets in a real browser: what a student sees, clicks and hears.
 
 JupyterLab runs as in ``tests/test_browser.py`` (``checkpoint-lab lab`` in a temporary workspace,
-Debian's Chromium), whose fixtures and helpers this file reuses. Each test measures the page
-itself: the boxes of the quiz options, what a click or a key selects, the accessibility tree
-as axe-core judges it (scoped to our widgets: JupyterLab's own chrome is not ours), the dark
-theme, and a notebook reopened after it was saved. Screenshots go to ``test-artifacts/browser/``.
+Debian's Chromium; fixtures in ``tests/conftest.py``, helpers in ``tests/browser.py``). Each test
+measures the page itself: the boxes of the quiz options, what a click or a key selects, the
+accessibility tree as axe-core judges it (scoped to our widgets: JupyterLab's own chrome is not
+ours), the dark theme, and a notebook reopened after it was saved. Screenshots go to
+``test-artifacts/browser/``.
 
 axe-core is the npm package pinned in ``tests/browser_deps/package.json``; install it with
 ``npm ci --prefix tests/browser_deps``. Without it the axe tests are skipped with that command
@@ -18,19 +18,18 @@ import re
 
 import pytest
 
-from tests.conftest import IN_CI, ROOT
-from tests.test_browser import (  # noqa: F401  (fixtures: browser, chromium, lab, page)
-    browser,
-    chromium,
+from tests.browser import (
     error_outputs,
-    lab,
+    intersect,
     open_notebook,
-    page,
+    options_are_separate_boxes,
     run_all,
+    save,
     shot,
     visible,
     wait_idle,
 )
+from tests.conftest import IN_CI, ROOT
 
 pytestmark = pytest.mark.browser
 
@@ -50,17 +49,6 @@ def _box(locator) -> dict:
     return locator.bounding_box()
 
 
-def _intersect(a: dict, b: dict) -> bool:
-    return (a["x"] < b["x"] + b["width"] and b["x"] < a["x"] + a["width"]
-            and a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"])
-
-
-def _inside(inner: dict, outer: dict) -> bool:
-    return (inner["x"] >= outer["x"] - 0.5 and inner["y"] >= outer["y"] - 0.5
-            and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + 0.5
-            and inner["y"] + inner["height"] <= outer["y"] + outer["height"] + 0.5)
-
-
 def _checked(quiz) -> list[bool]:
     return [o.is_checked() for o in quiz.locator(".cl-quiz-choices input[type=radio]").all()]
 
@@ -75,26 +63,6 @@ def _quizzes(page):
     quizzes = visible(page, ".cl-quiz")
     assert quizzes.count() >= 1
     return quizzes.all()
-
-
-def _options_are_separate_boxes(quiz) -> list:
-    """Each option's box: none intersects another; each radio lies inside its own option."""
-    quiz.scroll_into_view_if_needed()
-    options = quiz.locator(".cl-quiz-choices .widget-radio-box label")
-    assert options.count() >= 2
-    # One measurement of the whole quiz (scrolling between measurements would move the boxes).
-    measured = options.evaluate_all("""ls => ls.map(l => {
-        const box = r => ({x: r.x, y: r.y, width: r.width, height: r.height});
-        return {option: box(l.getBoundingClientRect()),
-                radio: box(l.querySelector('input[type=radio]').getBoundingClientRect()),
-                fits: l.scrollHeight <= l.clientHeight + 1, text: l.innerText};
-    })""")
-    for i, a in enumerate(measured):
-        for b in measured[i + 1:]:
-            assert not _intersect(a["option"], b["option"]), (a, b)
-        assert _inside(a["radio"], a["option"]), a
-        assert a["fits"], a  # the text fits its box: nothing runs onto the next option
-    return options.all()
 
 
 def _chosen_marked(quiz, index: int) -> None:
@@ -126,7 +94,7 @@ def test_quiz_options_are_separate_boxes_and_a_click_selects_the_one_clicked(pag
     page.set_viewport_size({"width": 860, "height": 900})
     wrapped = 0
     for number, quiz in enumerate(_quizzes(page)):
-        options = _options_are_separate_boxes(quiz)
+        options = options_are_separate_boxes(quiz)
         wrapped += sum(o.evaluate("l => l.getClientRects()[0].height > 2.2 * "
                                   "parseFloat(getComputedStyle(l).lineHeight)") for o in options)
         if number == 0:
@@ -209,10 +177,10 @@ def test_a_click_on_the_strip_selects_that_moment_and_the_keyboard_still_works(t
     assert buttons.count() == 10
     boxes = [_box(b) for b in buttons.all()]
     for a, b in zip(boxes, boxes[1:], strict=False):
-        assert not _intersect(a, b) and a["x"] < b["x"]  # one row of separate buttons
+        assert not intersect(a, b) and a["x"] < b["x"]  # one row of separate buttons
     assert _readout(page) == 7  # the lesson opens on tool 2
 
-    buttons.nth(3).click()  # moment 4: halfway through save point B of turn 1
+    buttons.nth(3).click()  # moment 4: while save point B of turn 1 was being written
     _wait_moment(page, 4)
     assert "cl-moment-current" in buttons.nth(3).get_attribute("class")
     assert "cl-moment-current" not in buttons.nth(6).get_attribute("class")
@@ -365,11 +333,10 @@ def test_a_reopened_notebook_says_run_this_cell_instead_of_model_not_found(page,
     open_notebook(page, lab, lesson)
     run_all(page)
     visible(page, ".cl-quiz").first.wait_for()
-    page.keyboard.press("Control+s")
-    page.locator(".jp-mod-current.jp-mod-dirty").wait_for(state="detached")
+    save(page)
     # Saving a lesson in the workspace writes no jupytext pair beside it.
-    assert sorted(p.name for p in (lab.workspace / "lessons").glob("05_*")) == [
-        lesson.split("/")[1]]
+    name = lesson.split("/")[1]
+    assert sorted(p.name for p in (lab.workspace / "lessons").glob(f"{name[:3]}*")) == [name]
     page.close()
     _kill_kernels(lab)  # the student closes JupyterLab and comes back another day
 

@@ -74,7 +74,8 @@ def test_level_2s_starter_names_each_cause_once():
     results = grade_submission(starter, "02_two_latent_failures", include_hidden=False)
     rows = ResultTable(results.values()).rows()
     assert [r.name for r in rows] == ["l2_atomic_save", "torn_write_save_1",
-                                      "l2_save_point_a", "killed_during_tool_1"]
+                                      "disk_full_after_tool_1", "l2_save_point_a",
+                                      "killed_during_tool_1"]
     assert rows[1].message.endswith("The same at 1 more crash point: torn_write_save_2.")
 
 

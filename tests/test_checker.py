@@ -184,6 +184,17 @@ def test_a_result_for_a_tool_that_never_ran_is_refused():
     assert v.evidence["problem"] == "never_ran"
 
 
+def test_a_result_on_record_before_the_tool_returned_is_refused():
+    """Issue 16 item 7a: killed while tool 2 ran, checkpoint.json already records tool 2's
+    result (the save wrote it before the tool had run): the record claims what has not
+    happened."""
+    claimed = state(2)
+    v = verdict("killed_during_tool_2", claimed, 2)
+    assert not v.passed and v.evidence["problem"] == "result_not_returned"
+    assert "tool 2 (" in v.message and "had not returned yet" in v.message
+    assert verdict("killed_during_model_call_3", claimed, 2).passed  # after it returned: fine
+
+
 # -- the invariants tied to the crash point ----------------------------------------------------
 
 

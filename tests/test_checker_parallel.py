@@ -10,7 +10,7 @@ import json
 import pytest
 
 from fake_llm import load_scenario
-from graders.judge.observation import Observation
+from graders.judge.observation import Observation, SaveRecord
 from graders.judge.parallel_rules import (
     IN_FLIGHT_PROBLEMS,
     KEPT_PROBLEMS,
@@ -47,12 +47,27 @@ def ledger(ran: int, returned: int) -> list[dict]:
             for k in range(1, ran + 1)]
 
 
-def judge(point: str, state, ran: int, returned: int):
+def judge(point: str, state, ran: int, returned: int, saves: list[SaveRecord] | None = None):
     kind = point.rstrip("_0123456789") if point != "no_crash" else "no_crash"
     obs = Observation("incident-triage", point, kind, "finished" if kind == "no_crash"
                       else "killed", checkpoint=json.dumps(state),
-                      checkpoint_bytes=len(json.dumps(state)), ledger=ledger(ran, returned))
+                      checkpoint_bytes=len(json.dumps(state)), ledger=ledger(ran, returned),
+                      saves=saves or [])
     return check(obs, SC, point)
+
+
+def saves_of(*placed: tuple[str, int, dict]) -> list[SaveRecord]:
+    """SaveRecords of a run: (phase, the last tool call before the save, what it left)."""
+    return [SaveRecord(n, phase, tool, completed=True, snapshot=json.dumps(left))
+            for n, (phase, tool, left) in enumerate(placed, 1)]
+
+
+def with_results(*numbers: int) -> dict:
+    """Turn 1's save point A state with the results of these tools kept (any order)."""
+    state = copy.deepcopy(SAVES[0])
+    for k in numbers:
+        state["pendingToolUse"][k - 1]["result"] = RESULTS[k - 1]
+    return state
 
 
 def problems(verdict) -> set[str]:
@@ -103,7 +118,7 @@ def test_a_single_call_pending_is_not_a_list_and_loses_the_earlier_results():
 
 
 def test_a_pending_list_missing_calls_or_empty_or_in_another_order():
-    state = while_tool_3()
+    state = copy.deepcopy(SAVES[1])  # while tool 2 runs: tool 1 kept with its result
     state["pendingToolUse"] = state["pendingToolUse"][:2]
     verdict = judge("killed_during_tool_2", state, 2, 1)
     assert problems(verdict) == {"pending_missing_calls"}
@@ -113,6 +128,82 @@ def test_a_pending_list_missing_calls_or_empty_or_in_another_order():
     state = while_tool_3()
     state["pendingToolUse"].reverse()
     assert "pending_mismatch" in problems(judge("killed_during_tool_3", state, 3, 2))
+
+
+def test_a_result_kept_before_its_tool_returned_is_a_claim_of_what_has_not_happened():
+    """Issue 16 item 7a: killed while tool 2 ran, pendingToolUse already keeps its result."""
+    verdict = judge("killed_during_tool_2", with_results(1, 2), 2, 1)
+    assert problems(verdict) == {"result_not_returned"}
+    assert "had not returned yet" in verdict.message
+    state = after_turn_1()  # in messages too: killed while tool 3 ran, its result recorded
+    assert "result_not_returned" in problems(judge("killed_during_tool_3", state, 3, 2))
+
+
+# The turn's tools run concurrently (threads): calls 1, 2 and 3 all start before any result is
+# saved, each result is saved as its tool returns (in any order, saves serialized by a lock),
+# then save point B. The judge places each save after the last call that came before it.
+CONCURRENT = [("A", 1, SAVES[0]), ("B", 3, with_results(2)), ("B", 3, with_results(1, 2)),
+              ("B", 3, with_results(1, 2, 3)), ("B", 3, SAVES[3])]
+
+
+@pytest.mark.parametrize("point, ran, returned", [
+    ("killed_during_tool_2", 2, 1), ("killed_during_tool_3", 3, 2)])
+def test_concurrent_tools_caught_between_return_and_save_are_not_lost(point, ran, returned):
+    """A kill can catch a tool that finished before its result was saved, exactly as it can
+    catch a tool in flight: when a later save keeps it before save point B, it passes."""
+    verdict = judge(point, SAVES[0], ran, returned, saves_of(*CONCURRENT))
+    assert verdict.passed, verdict.message
+    verdict = judge(point, with_results(1), ran, returned, saves_of(*CONCURRENT))
+    assert verdict.passed, verdict.message
+
+
+def test_concurrent_tools_whose_results_wait_for_save_point_b_are_lost():
+    """Tools in threads, every result held in memory until save point B: tool 1 had returned
+    by the time tool 3 was called, and no save keeps it before B."""
+    only_b = saves_of(("A", 1, SAVES[0]), ("B", 3, SAVES[3]))
+    for point, ran, returned in (("killed_during_tool_2", 2, 1), ("killed_during_tool_3", 3, 2)):
+        verdict = judge(point, SAVES[0], ran, returned, only_b)
+        assert problems(verdict) == {"result_lost"}, verdict.message
+        assert "tool 1 (fetch_logs) had returned" in verdict.message
+
+
+def test_a_result_once_saved_stays_saved_until_save_point_b():
+    """A save that drops a kept result (a stale copy of the state saved by another thread)."""
+    dropped = saves_of(("A", 1, SAVES[0]), ("B", 1, with_results(1)), ("B", 2, SAVES[0]),
+                       ("B", 3, with_results(1, 2, 3)), ("B", 3, SAVES[3]))
+    verdict = judge("killed_during_tool_3", SAVES[0], 3, 2, dropped)
+    assert problems(verdict) == {"result_lost"}
+    assert "save 2 had kept its result" in verdict.message and "stay saved" in verdict.message
+
+
+def _threaded(point: str, ran: int, returned: int, callers: list[int], saves: list,
+              savers: list[int]):
+    """The verdict when tool k was called from thread ``callers[k - 1]`` and save n made by
+    thread ``savers[n - 1]``, as a recording that knows threads says."""
+    for save, thread in zip(saves, savers, strict=True):
+        save.thread = thread
+    obs = Observation("incident-triage", point, "killed_during_tool", "killed",
+                      checkpoint=json.dumps(SAVES[0]), checkpoint_bytes=1,
+                      ledger=[{**e, "thread": callers[e["index"] - 1]}
+                              for e in ledger(ran, returned)], saves=saves)
+    return check(obs, SC, point)
+
+
+def test_a_result_the_caller_saves_only_after_calling_the_next_tool_is_lost():
+    """One thread calls tools 1, 2 and 3 and keeps their results in one save before save point
+    B: killed while tool 2 runs, tool 1 had returned and its caller went on instead of saving.
+    A pool whose worker calls the next tool while another thread saves is not that."""
+    late = [("A", 1, SAVES[0]), ("B", 3, with_results(1, 2, 3)), ("B", 3, SAVES[3])]
+    verdict = _threaded("killed_during_tool_2", 2, 1, [7, 7, 7], saves_of(*late), [7, 7, 7])
+    assert problems(verdict) == {"result_lost"}
+    assert "went on to call tool 2 before keeping its result" in verdict.message
+    pool = [("A", 1, SAVES[0]), ("B", 3, with_results(1)), ("B", 3, with_results(1, 2)),
+            ("B", 3, with_results(1, 2, 3)), ("B", 3, SAVES[3])]
+    verdict = _threaded("killed_during_tool_3", 3, 2, [11, 12, 11], saves_of(*pool),
+                        [1, 1, 1, 1, 1])
+    assert verdict.passed, verdict.message
+    # without threads in the recording, the late save cannot be told from a delayed one
+    assert judge("killed_during_tool_2", SAVES[0], 2, 1, saves_of(*late)).passed
 
 
 def test_a_tool_that_ran_with_nothing_on_disk_left_no_trace():
@@ -133,7 +224,7 @@ def test_a_kept_result_must_be_the_one_the_tool_returned_by_a_tool_that_ran():
     assert problems(judge("killed_during_tool_2", state, 2, 1)) >= {"result_never_ran"}
 
 
-def test_results_split_across_messages_or_out_of_order_or_partial():
+def test_results_split_across_messages_or_partial_but_in_any_order():
     state = after_turn_1()
     blocks = state["messages"][2]["content"]
     split = copy.deepcopy(state)
@@ -143,8 +234,7 @@ def test_results_split_across_messages_or_out_of_order_or_partial():
     swapped = copy.deepcopy(state)
     swapped["messages"][2]["content"] = blocks[::-1]
     verdict = judge("killed_during_model_call_2", swapped, 3, 3)
-    assert problems(verdict) == {"results_out_of_order"}
-    assert "fetch_logs, fetch_metrics, list_deploys" in verdict.message
+    assert verdict.passed and not problems(verdict), verdict.message  # any order (18 E1)
     partial = copy.deepcopy(state)
     partial["messages"][2]["content"] = blocks[:2]
     assert "partial_result_message" in problems(judge("killed_during_model_call_2", partial,

@@ -9,10 +9,13 @@ it, and a widget is saved as its "run this cell" line.
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
+import subprocess
 import sys
 import urllib.request
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -20,7 +23,7 @@ import pytest
 from graders.cli import lab as cli_lab
 from graders.cli import main
 from graders.workspace.notebooks import Workspace, delivered_bytes
-from tests.test_browser import start_lab, stop_lab
+from tests.browser import start_lab, stop_lab
 
 
 def _notebook(path, text):
@@ -178,7 +181,8 @@ def test_the_real_jupyterlab_is_configured_for_the_course(course, tmp_path):
             "exercises/lesson2/02_two_latent_failures.ipynb"]
 
         specs = json.loads(_get(lab, "/api/kernelspecs"))
-        assert specs["kernelspecs"]["python3"]["spec"]["argv"][0] == sys.executable
+        kernel_python = Path(specs["kernelspecs"]["python3"]["spec"]["argv"][0])
+        assert kernel_python.parent == Path(sys.executable).parent  # the course's environment
 
         files = json.loads(_get(lab, "/api/contents/lessons"))
         assert [f["name"] for f in files["content"]] == ["01_intro.ipynb"]
@@ -195,3 +199,34 @@ def test_the_real_jupyterlab_is_configured_for_the_course(course, tmp_path):
     assert "No nbgrader_config.py file found" not in lab.log.read_text()
     # The user's own Jupyter configuration was not written to.
     assert not (home / ".jupyter" / "lab").exists()
+
+
+def test_reset_of_a_notebook_open_in_jupyterlab_says_to_close_it_first(course, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    lab = start_lab(tmp_path / "ws", tmp_path, course=course,
+                    env={"HOME": str(home), "JUPYTER_CONFIG_DIR": str(home / ".jupyter")})
+    mine = lab.workspace / "lessons" / "01_intro.ipynb"
+    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(lab.runtime_dir),
+               CHECKPOINT_LAB_COURSE=str(course))
+    command = [str(Path(sys.executable).with_name("checkpoint-lab")), "reset", "01_intro",
+               "--workspace", str(lab.workspace)]
+    try:
+        mine.write_text("my answers")
+        session = lab.api("POST", "/api/sessions", {
+            "path": "lessons/01_intro.ipynb", "type": "notebook", "name": "01_intro.ipynb",
+            "kernel": {"name": "python3"}})
+        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert done.stderr.count("\n") == 1, done.stderr
+        assert "lessons/01_intro.ipynb is open in JupyterLab" in done.stderr
+        port = lab.url.rsplit(":", 1)[1]
+        assert f":{port}/" in done.stderr and "Close it first" in done.stderr
+        assert mine.read_text() == "my answers", "nothing is reset while it is open"
+
+        lab.api("DELETE", f"/api/sessions/{session['id']}")  # File > Close and Shut Down
+        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert mine.read_bytes() == delivered_bytes(course / "lessons" / "01_intro.ipynb")
+    finally:
+        stop_lab(lab)

@@ -341,18 +341,20 @@ def test_results_split_across_two_user_messages_are_refused_as_split(par):
     error = refused(par, split)
     assert (error.rule, error.index) == ("tool_results_split", 2)
     assert "answers 1 of them" in error.problem and "messages[3]" in error.problem
-    assert "one user message" in error.expected and "order of the blocks" in error.expected
+    assert "one user message" in error.expected and "in any order" in error.expected
     assert invalid(split).rule == "tool_results_split"  # an API rule: no script needed
 
 
-def test_results_in_another_order_than_the_blocks_depart_from_the_script(par):
+def test_results_in_another_order_than_the_blocks_are_the_same_request(par):
+    """The API pairs each result with its call by tool_use_id and prescribes no order among one
+    turn's results (issue 18, E1): any order gets the next turn."""
     head, results = _turn1(par)
-    swapped = [*head, {"role": "user", "content": [results[1], results[0], results[2]]}]
-    error = refused(par, swapped)
-    assert (error.rule, error.index) == ("tool_results_out_of_order", 2)
-    assert "fetch_metrics, fetch_logs, list_deploys" in error.problem
-    assert "order of the blocks" in error.expected
-    validate_conversation(swapped)  # the API's own rules accept any order
+    for order in ([1, 0, 2], [2, 1, 0], [2, 0, 1]):
+        swapped = [*head, {"role": "user", "content": [results[i] for i in order]}]
+        validate_conversation(swapped)
+        response = par.model()(tools=par.tools, messages=swapped)
+        assert response == par.model()(tools=par.tools, messages=par.conversation()[:3])
+    assert "tool_results_out_of_order" not in RULES
 
 
 def test_a_parallel_result_changed_is_refused_naming_its_block(par):
@@ -361,7 +363,7 @@ def test_a_parallel_result_changed_is_refused_naming_its_block(par):
     changed[2]["content"] = "[]"
     error = refused(par, [*head, {"role": "user", "content": changed}])
     assert error.rule == "tool_result_changed" and "list_deploys" in error.problem
-    assert error.expected.startswith("content[2]: a tool_result for list_deploys")
+    assert error.expected.startswith("a tool_result for list_deploys")
 
 
 def test_the_turn_after_a_parallel_one_is_a_single_call(par):

@@ -28,10 +28,10 @@ def test_hints_go_from_nudge_to_code_for_the_first_failing_check_and_are_counted
     first = hint()
     assert first.check_id == "l2_atomic_save" and first.level == "Nudge"
     assert first.heading() == "Hint 1 of 3 for l2_atomic_save (nudge)"
-    assert hint().level == "Idea"
-    third = hint()
+    assert hint(next=True).level == "Idea"
+    third = hint(next=True)
     assert third.level == "Code" and "os.replace" in third.text
-    assert "last hint" in hint().text, "a fourth call repeats the code and says it was the last"
+    assert "last hint" in hint(next=True).text, "a fourth asks repeats the code, says it is last"
     other = hint("l2_save_point_a")
     assert other.level == "Nudge"
     assert other.metadata == {"checkpoint_lab": {"hints": {

@@ -35,8 +35,7 @@ FIXTURES = {
                                                                  "one_result_message"},
     "tests/fixtures/04_parallel_tool_calls/results_split_across_messages.py": {"no_call_lost",
                                                                            "results_kept"},
-    "tests/fixtures/04_parallel_tool_calls/results_out_of_order.py": {"no_call_lost",
-                                                                  "results_kept"},
+    "tests/fixtures/04_parallel_tool_calls/passes_results_in_another_order.py": ALL,
 }
 
 needs_sandbox = pytest.mark.skipif(bool(sandbox_problem()), reason=str(sandbox_problem()))

@@ -59,10 +59,11 @@ def test_environment_yml_pins_what_pyproject_asks_for():
     project = _pyproject()["project"]
     wanted = set(project["dependencies"]) | set(project["optional-dependencies"]["test"])
     pip_section = _environment_pip_section()
-    assert "-e ." in pip_section, "environment.yml must install the course itself (- -e .)"
+    # not editable: an editable install leaves out the Jupyter settings the wheel carries
+    assert "." in pip_section, "environment.yml must install the course itself (- .)"
     assert "-c constraints.txt" in pip_section, \
         "environment.yml must install the pinned versions (- -c constraints.txt)"
-    have = {spec for spec in pip_section if spec not in ("-e .", "-c constraints.txt")}
+    have = {spec for spec in pip_section if spec not in (".", "-c constraints.txt")}
     assert have == wanted, (
         "environment.yml and pyproject.toml disagree; "
         f"only in pyproject: {sorted(wanted - have)}, "

@@ -79,14 +79,16 @@ def graded_source(name: str, path: Path) -> str:
 
 def run_source(name: str, path: Path) -> str:
     """What runs for the fixture: its cell with the code the grader adds."""
-    from graders.checks.answer_cells import one_answer_cell, with_lesson_loop
+    from graders.checks.answer_cells import with_lesson_loop
     from graders.checks.parallel_tool_calls import submission_source
+    from graders.submission import Part, Submission
 
-    code = path.read_text()
+    part = Part("the answer cell", path.read_text())
     if name in ("01_incomplete_checkpoint", "03_power_cut"):
-        cell, _problem = one_answer_cell(code, "l1_save_checkpoint", "save_checkpoint")
-        return with_lesson_loop(cell if cell is not None else code)
-    return submission_source(code) if name == "04_parallel_tool_calls" else code
+        return Submission.from_parts(with_lesson_loop(part)).source
+    if name == "04_parallel_tool_calls":
+        return Submission.from_parts(submission_source(part)).source
+    return part.code
 
 
 def every_state(rec, scenario, name: str) -> list:

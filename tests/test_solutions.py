@@ -41,7 +41,7 @@ def test_a_fresh_workspace_holds_no_solutions(tmp_path):
 def test_the_command_copies_one_level_into_the_workspace_and_says_where(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
-    result = _run("2", cwd=ROOT, env_workspace=ws)
+    result = _run("2", "--anyway", cwd=ROOT, env_workspace=ws)
     assert result.returncode == 0, result.stderr
     copied = sorted(p.name for p in (ws / "solutions").iterdir())
     assert copied == shipped("2") and "02_two_latent_failures.py" in copied
@@ -54,7 +54,7 @@ def test_a_copy_the_student_changed_is_kept(tmp_path):
     ws = tmp_path / "ws"
     (ws / "solutions").mkdir(parents=True)
     (ws / "solutions" / "01_incomplete_checkpoint.py").write_text("# my notes\n")
-    result = _run("--workspace", ws, cwd=tmp_path)
+    result = _run("--workspace", ws, "--anyway", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert (ws / "solutions" / "01_incomplete_checkpoint.py").read_text() == "# my notes\n"
     assert "01_incomplete_checkpoint.py (your copy, kept)" in result.stdout
@@ -76,7 +76,7 @@ def test_the_notebook_helper_copies_and_links_relative_to_the_notebook(tmp_path,
     monkeypatch.setenv("CHECKPOINT_LAB_WORKSPACE", str(ws))
     monkeypatch.delenv("CHECKPOINT_LAB_GRADING", raising=False)
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
-    shown = solutions(1)
+    shown = solutions(1, anyway=True)
     assert sorted(p.name for p in (ws / "solutions").iterdir()) == shipped("1")
     assert 'href="../../solutions/01_incomplete_checkpoint.py"' in shown._repr_html_()
     assert str(ws / "solutions") in str(shown)

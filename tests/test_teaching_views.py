@@ -40,9 +40,12 @@ def view(timeline):
 def test_the_timeline_widget_has_the_classes_the_browser_test_uses(view):
     assert "cl-timeline" in view._dom_classes
     for widget, cls in [(view.crash_point, "cl-crash-point"), (view.save_points, "cl-save-points"),
-                        (view.write_mode, "cl-write-mode"), (view.disk, "cl-disk-view"),
-                        (view.resume, "cl-resume-view"), (view.strip, "cl-timeline-strip")]:
+                        (view.write_mode, "cl-write-mode"), (view.state_view, "cl-state-view"),
+                        (view.strip, "cl-timeline-strip")]:
         assert cls in widget._dom_classes
+    # one widget draws the moment, the loop, the disk and resume's conclusion together
+    for inner in ("cl-moment", "cl-loop", "cl-disk-view", "cl-resume-view"):
+        assert f'class="{inner}"' in view.state_view.value
     assert list(view.save_points.options) == list(SAVE_POINTS)
     assert list(view.write_mode.options) == list(WRITE_MODES)
     assert len(view.crash_point.options) == len(view.timeline.moments) == 10
@@ -51,28 +54,29 @@ def test_the_timeline_widget_has_the_classes_the_browser_test_uses(view):
 def test_it_opens_on_the_starter_killed_while_tool_2_runs(view):
     assert view.current.moment.id == "tool_2"
     assert (view.save_points.value, view.write_mode.value) == ("B only", "in place")
-    assert "On disk:</b> <span class=\"cl-disk-headline\">no trace" in view.disk.value
-    assert 'data-disk="no-trace"' in view.disk.value
+    assert "On disk:</b> <span class=\"cl-disk-headline\">no trace" in view.state_view.value
+    assert 'data-disk="no-trace"' in view.state_view.value
 
 
 def test_every_toggle_redraws_the_disk_view(view, timeline):
     view.save_points.value = "A and B"
-    assert 'data-disk="checkpoint"' in view.disk.value
-    assert "checkpoint.json, readable" in view.disk.value
-    assert 'cl-field cl-field-highlight" data-field="pendingToolUse"' in view.disk.value
+    assert 'data-disk="checkpoint"' in view.state_view.value
+    assert "checkpoint.json, readable" in view.state_view.value
+    assert 'cl-field cl-field-highlight" data-field="pendingToolUse"' in view.state_view.value
     view.crash_point.value = timeline.moment("save_B_1").index
     view.write_mode.value = "in place"
-    assert 'data-disk="torn-json"' in view.disk.value and "torn JSON" in view.disk.value
-    assert "cut here" in view.disk.value
+    assert 'data-disk="torn-json"' in view.state_view.value and "torn JSON" in view.state_view.value
+    assert "cut here" in view.state_view.value
     view.write_mode.value = "temp + rename"
-    assert 'data-disk="checkpoint"' in view.disk.value and ".tmp" in view.disk.value
-    assert "What resume concludes:" in view.resume.value
-    assert "Moment 4 of 10" in view.moment_label.value
+    assert 'data-disk="checkpoint"' in view.state_view.value and ".tmp" in view.state_view.value
+    assert "What resume concludes:" in view.state_view.value
+    assert "Moment 4 of 10" in view.state_view.value
 
 
 def test_a_b_only_loop_says_it_does_not_save_at_point_a(view, timeline):
     view.crash_point.value = timeline.moment("save_A_2").index
-    assert "does not save at this moment: it goes straight on to run the tool" in view.loop.value
+    assert ("does not save at this moment: it goes straight on to run the tool"
+            in view.state_view.value)
     b_only = {c.index: c for c in strip_cells(timeline, 0, "B only", "in place")}
     a_save = timeline.moment("save_A_2").index
     assert not b_only[a_save].saves_here and "does not save here" in b_only[a_save].title
@@ -96,11 +100,11 @@ def test_a_click_on_a_moment_of_the_strip_moves_the_crash_there(view, timeline):
     target = timeline.moment("save_B_1")
     view.moment_buttons[target.index].click()  # what a click in the browser sends
     assert view.crash_point.value == target.index
-    assert "Moment 4 of 10" in view.moment_label.value
+    assert "Moment 4 of 10" in view.state_view.value
     current = [b for b in view.moment_buttons if "cl-moment-current" in b._dom_classes]
     assert current == [view.moment_buttons[target.index]]
     assert current[0].description == "4. save B1"
-    assert "halfway through save point B of turn 1" in current[0].tooltip
+    assert "while save point B of turn 1 was being written" in current[0].tooltip
     view.select("end")
     assert view.current.moment.id == "end"
     with pytest.raises(KeyError, match="no moment"):
@@ -115,7 +119,7 @@ def test_the_strip_colours_each_moment_by_what_a_crash_there_leaves(timeline):
             cells = strip_cells(timeline, 3, sp, wm)
             assert [c.current for c in cells].count(True) == 1 and cells[3].current
             for cell in cells:
-                kind = timeline.state(cell.index, sp, wm).disk.kind
+                kind = timeline.state(cell.index, sp, wm).outcome
                 assert (cell.kind, cell.colour) == (kind, KIND_COLOURS[kind])
 
 

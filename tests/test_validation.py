@@ -60,3 +60,27 @@ def test_feedback_verdicts_are_wrapped():
     text = outputs[0].traceback[0]
     assert text.startswith(f"{TITLE}: not passed (0/3 points)\n")
     assert max(len(line) for line in text.splitlines()) <= WRAP
+
+
+def test_validate_names_an_empty_written_answer_by_its_question(repo_root):
+    import nbformat
+    from nbgrader.validator import Validator
+
+    install()
+    for path in sorted((repo_root / "exercises").glob("*.ipynb")):
+        nb = nbformat.read(str(path), as_version=4)
+        failed = Validator()._get_failed_cells(nb)  # as released: every written answer empty
+        written = [c for c in nb.cells if c.cell_type == "markdown"
+                   and c.metadata.get("nbgrader", {}).get("grade")]
+        assert written and len(failed) == len(written), path.name
+        for cell, shown in zip(written, failed, strict=True):
+            grade_id = cell.metadata.nbgrader.grade_id
+            assert "YOUR ANSWER HERE" not in shown.source, shown.source
+            assert shown.source.startswith("Your written answer to \"") and grade_id in shown.source
+            assert cell.source.strip() == "YOUR ANSWER HERE"  # the notebook itself is unchanged
+    level2 = nbformat.read(str(repo_root / "exercises" / "02_two_latent_failures.ipynb"), 4)
+    [shown] = Validator()._get_failed_cells(level2)
+    assert " ".join(shown.source.split()).startswith(
+        'Your written answer to "Part 1: name the two failures" (l2_name_the_failures, 4 points')
+    assert max(len(line) for line in shown.source.splitlines()) <= WRAP  # Validate does not wrap
+    assert Validator()._extract_error(shown) == "You did not provide a response."

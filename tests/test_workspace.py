@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -263,3 +265,60 @@ def test_running_an_exercise_leaves_no_checkpoint_json_beside_it(repo_root, tmp_
     shown = "".join(o.get("text", "") for c in ran for o in c.outputs)
     assert "checkpoint.json" in shown  # try_it did save and show a checkpoint
     assert sorted(p.name for p in folder.iterdir()) == [path.name]
+
+
+def test_the_pre_save_hook_leaves_a_notebook_that_is_not_the_courses_alone():
+    # Any JupyterLab in the course's environment runs the hook (graders.workspace
+    # .jupyter_extension): someone's own notebook with a widget is saved as JupyterLab gives it.
+    widget = {"application/vnd.jupyter.widget-view+json": {"model_id": "abc", "version_major": 2,
+                                                           "version_minor": 0},
+              "text/plain": "IntSlider(value=3)"}
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import ipywidgets\nipywidgets.IntSlider(3)", outputs=[
+        nbformat.v4.new_output("execute_result", data=widget, execution_count=1)])]
+    model = {"type": "notebook", "content": json.loads(nbformat.writes(nb))}
+    before = json.loads(json.dumps(model))
+    before_save(model=model, path="mine.ipynb", contents_manager=None)
+    assert model == before
+
+
+_HERE_AND_SCRATCH = """
+import os, tempfile
+print("CWD", os.getcwd())
+print("SCRATCH", SCRATCH)
+"""
+
+
+@pytest.mark.parametrize("name", ["01_incomplete_checkpoint", "02_two_latent_failures"])
+def test_try_it_comes_back_to_the_notebooks_folder_and_its_scratch_folder_goes_with_the_kernel(
+        repo_root, tmp_path, monkeypatch, name):
+    import shutil
+
+    from nbclient import NotebookClient
+
+    from graders.workspace.scratch import PREFIX
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))  # the kernel's temp folder, to look into afterwards
+    # a folder a killed kernel left behind (no process has this id): removed by the next kernel
+    dead = temp / f"{PREFIX}999999999-old"
+    dead.mkdir()
+    (dead / "checkpoint.json").write_text("{}")
+    folder = tmp_path / "exercises" / "lesson2"
+    folder.mkdir(parents=True)
+    path = folder / f"{name}.ipynb"
+    shutil.copyfile(repo_root / "exercises" / f"{name}.ipynb", path)
+    notebook = nbformat.read(str(path), as_version=4)
+    notebook.cells.append(nbformat.v4.new_code_cell(_HERE_AND_SCRATCH))
+    NotebookClient(notebook, timeout=120, allow_errors=True, kernel_name="python3",
+                   resources={"metadata": {"path": str(folder)}}).execute()
+    said = "".join(o.get("text", "") for o in notebook.cells[-1].outputs)
+    cwd = re.search(r"^CWD (.+)$", said, re.M).group(1)
+    scratch = re.search(r"^SCRATCH (.+)$", said, re.M).group(1)
+    assert Path(cwd) == folder, "try_it left the kernel in another folder"
+    assert Path(scratch).parent == temp and Path(scratch).name.startswith(PREFIX)
+    ran = [c for c in notebook.cells if "try_it(" in c.source and "def try_it" not in c.source]
+    assert len(ran) >= 2  # several runs, one scratch folder
+    assert not dead.exists(), "the folder of a kernel that is gone was not removed"
+    assert list(temp.glob(f"{PREFIX}*")) == [], "the kernel's scratch folder outlived it"

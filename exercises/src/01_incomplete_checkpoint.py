@@ -29,9 +29,10 @@
 # how your answer does right now; you can run them as often as you like. Your grade is worked
 # out again, from your answer cells, when your work is graded.
 #
-# **Stuck?** Run `hint()` in a new cell. Each call shows one more hint for the first check that
-# does not pass yet: a nudge first, then the idea, then code. How many you opened is noted in
-# the notebook for your instructor; it does not change your grade.
+# **Stuck?** Run `hint()` in a new cell: it shows a hint for the first check that does not pass
+# yet, a nudge first, and the same hint each time the cell runs; `hint(next=True)` opens the next
+# one (the idea, then code). How many you opened is noted in the notebook for your instructor;
+# it does not change your grade.
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l1_six_fields", "locked": true, "schema_version": 3, "solution": false}
 # ## From memory
@@ -96,15 +97,14 @@ def run_agent(task, tools, call_model, execute_tool):
 
 # %% nbgrader={"grade": false, "grade_id": "l1_try_it_helper", "locked": true, "schema_version": 3, "solution": false}
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import fake_llm
+from graders.workspace.scratch import scratch_folder, working_in
 
-# try_it works in a scratch folder, so checkpoint.json never lands beside this notebook (nor in
-# what you hand in); "checkpoint.json" in this notebook means the one in that folder.
-SCRATCH = Path(tempfile.mkdtemp(prefix="checkpoint-lab-try-it-"))
+# try_it runs your loop in a scratch folder, so checkpoint.json never lands beside this notebook
+# (nor in what you hand in): it is SCRATCH / "checkpoint.json". The folder goes with the kernel.
+SCRATCH = scratch_folder()
 
 
 class StopHere(Exception):
@@ -113,8 +113,7 @@ class StopHere(Exception):
 
 def try_it(stop_while_tool_runs=None):
     """Run the loop on support-tickets with your save_checkpoint; show checkpoint.json."""
-    os.chdir(SCRATCH)
-    Path("checkpoint.json").unlink(missing_ok=True)
+    (SCRATCH / "checkpoint.json").unlink(missing_ok=True)
     scenario = fake_llm.load_scenario("support-tickets")
     execute_tool = scenario.executor()
     calls = []
@@ -127,14 +126,15 @@ def try_it(stop_while_tool_runs=None):
         return result
 
     try:
-        run_agent(scenario.task, scenario.tools, scenario.model(), tool)
+        with working_in(SCRATCH):  # and back here afterwards, whatever happens
+            run_agent(scenario.task, scenario.tools, scenario.model(), tool)
         print(f"The run finished after {len(calls)} tool calls.")
     except StopHere as stop:
         print(f"The run stopped while tool {len(calls)} ({stop}) ran; its result was never recorded.")
-    if not Path("checkpoint.json").exists():
+    if not (SCRATCH / "checkpoint.json").exists():
         print("There is no checkpoint.json: save_checkpoint never wrote one.")
         return
-    on_disk = json.loads(Path("checkpoint.json").read_text())
+    on_disk = json.loads((SCRATCH / "checkpoint.json").read_text())
     print(f"checkpoint.json holds {len(on_disk)} field(s):")
     for name, value in on_disk.items():
         if name == "messages" and isinstance(value, list):
@@ -234,7 +234,7 @@ run_check("l1_saves_all_six", globals())
 from graders.resume import resume
 
 try_it(stop_while_tool_runs=2)
-resume("checkpoint.json")
+resume(SCRATCH / "checkpoint.json")
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l1_resume_field_by_field_intro", "locked": true, "schema_version": 3, "solution": false}
 # Now take your checkpoint and remove one field at a time (and, last, pretend it was written by
@@ -242,7 +242,7 @@ resume("checkpoint.json")
 # in part 2.
 
 # %% nbgrader={"grade": false, "grade_id": "l1_resume_field_by_field", "locked": true, "schema_version": 3, "solution": false}
-saved = json.loads(Path("checkpoint.json").read_text())
+saved = json.loads((SCRATCH / "checkpoint.json").read_text())
 cases = {f"without {name}": {k: v for k, v in saved.items() if k != name}
          for name in ["version", "task", "turns", "tokensUsed", "pendingToolUse"]}
 cases["written by version 2"] = {**saved, "version": 2}

@@ -34,9 +34,10 @@
 # what they found. When your work is graded, the same checks run again on your answer cells in
 # fresh processes, plus hidden checks on a longer task.
 #
-# **Stuck?** Run `hint()` in a new cell. Each call shows one more hint for the first check that
-# does not pass yet: a nudge first, then the idea, then code. How many you opened is noted in
-# the notebook for your instructor; it does not change your grade.
+# **Stuck?** Run `hint()` in a new cell: it shows a hint for the first check that does not pass
+# yet, a nudge first, and the same hint each time the cell runs; `hint(next=True)` opens the next
+# one (the idea, then code). How many you opened is noted in the notebook for your instructor;
+# it does not change your grade.
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l2_code_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## The code you received
@@ -62,15 +63,14 @@
 
 # %% nbgrader={"grade": false, "grade_id": "l2_try_it_helper", "locked": true, "schema_version": 3, "solution": false}
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import fake_llm
+from graders.workspace.scratch import scratch_folder, working_in
 
-# try_it works in a scratch folder, so checkpoint.json never lands beside this notebook (nor in
-# what you hand in); "checkpoint.json" in this notebook means the one in that folder.
-SCRATCH = Path(tempfile.mkdtemp(prefix="checkpoint-lab-try-it-"))
+# try_it runs your loop in a scratch folder, so checkpoint.json never lands beside this notebook
+# (nor in what you hand in): it is SCRATCH / "checkpoint.json". The folder goes with the kernel.
+SCRATCH = scratch_folder()
 
 
 class StopHere(Exception):
@@ -80,8 +80,7 @@ class StopHere(Exception):
 def try_it(stop_while_tool_runs=None):
     """Run your loop on support-tickets; show each save and what checkpoint.json holds."""
     global save_checkpoint
-    os.chdir(SCRATCH)
-    Path("checkpoint.json").unlink(missing_ok=True)
+    (SCRATCH / "checkpoint.json").unlink(missing_ok=True)
     scenario = fake_llm.load_scenario("support-tickets")
     execute_tool = scenario.executor()
     calls = []
@@ -102,16 +101,17 @@ def try_it(stop_while_tool_runs=None):
 
     save_checkpoint = save_and_report
     try:
-        run_agent(scenario.task, scenario.tools, scenario.model(), tool)
+        with working_in(SCRATCH):  # and back here afterwards, whatever happens
+            run_agent(scenario.task, scenario.tools, scenario.model(), tool)
         print(f"The run finished after {len(calls)} tool calls.")
     except StopHere as stop:
         print(f"The run stopped while tool {len(calls)} ({stop}) ran; its result was never recorded.")
     finally:
         save_checkpoint = your_save
-    if not Path("checkpoint.json").exists():
+    if not (SCRATCH / "checkpoint.json").exists():
         print("There is no checkpoint.json: nothing was saved before the run stopped.")
         return
-    on_disk = json.loads(Path("checkpoint.json").read_text())
+    on_disk = json.loads((SCRATCH / "checkpoint.json").read_text())
     print("checkpoint.json now holds:")
     for name, value in on_disk.items():
         if name == "messages" and isinstance(value, list):
@@ -137,7 +137,7 @@ try_it(stop_while_tool_runs=2)
 #
 # The course's crash harness runs your code in a child process and kills it at a *crash point*:
 # while model call *k* is in flight (`killed_during_model_call_k`), while tool *k* runs
-# (`killed_during_tool_k`), halfway through the bytes of save *n* (`torn_write_save_n`), or just
+# (`killed_during_tool_k`), part-way through the bytes of save *n* (`torn_write_save_n`), or just
 # before save *n* renames a file (`killed_before_rename_save_n`). The first cell lists every
 # crash point of your code on `support-tickets`; the second kills it at one of them and hands
 # whatever `checkpoint.json` it left to the small resume routine, `graders.resume.resume`. The

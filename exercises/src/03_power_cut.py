@@ -37,8 +37,9 @@
 # with its own points: `checkpoint.json` is never empty or cut short, and no save the loop
 # relied on is ever missing.
 #
-# **Stuck?** Run `hint()` in a new cell: one hint at a time, for the first check that does not
-# pass yet. How many you opened is noted in the notebook; it does not change your grade.
+# **Stuck?** Run `hint()` in a new cell: a hint for the first check that does not pass yet (the
+# same one each time the cell runs); `hint(next=True)` opens the next. How many you opened is
+# noted in the notebook; it does not change your grade.
 #
 # (The checks need Linux with strace and bubblewrap, where the course's grader runs; elsewhere
 # they say so and your instructor's grading runs them.)

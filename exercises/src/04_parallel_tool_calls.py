@@ -55,8 +55,9 @@
 # its own points: every call in flight is on record, every finished call is kept with its
 # result, one result message per turn. Hidden checks run the same on a longer scenario.
 #
-# **Stuck?** Run `hint()` in a new cell: one hint at a time, for the first check that does not
-# pass yet. How many you opened is noted in the notebook; it does not change your grade.
+# **Stuck?** Run `hint()` in a new cell: a hint for the first check that does not pass yet (the
+# same one each time the cell runs); `hint(next=True)` opens the next. How many you opened is
+# noted in the notebook; it does not change your grade.
 #
 # (The checks need Linux with strace and bubblewrap, where the course's grader runs; elsewhere
 # they say so and your instructor's grading runs them.)

@@ -4,21 +4,27 @@ Hints are authored once per exercise, as package data beside the graders
 (``graders/data/hints/<notebook>.md``: a ``## <check id>`` section per check, and in it
 ``### Nudge``, ``### Idea`` and ``### Code``), so an installed wheel has them too. An exercise
 notebook sets up ``hint = Hints("02_two_latent_failures", globals())``; the student calls
-``hint()`` when stuck. Each call shows one more hint for the first visible check that fails
-(or for the check named: ``hint("l2_save_point_a")``).
+``hint()`` when stuck. It shows the hint the student is at for the first visible check that fails
+(or for the check named: ``hint("l2_save_point_a")``), the nudge the first time; only
+``hint(next=True)`` opens the next one. So a ``hint()`` left in a cell and run again (Run All,
+a restarted kernel) shows the same hint and opens nothing.
 
 How many hints were opened is recorded in the notebook, not graded: each hint's output carries
 ``{"checkpoint_lab": {"hints": {...}}}`` in its metadata with the running counts, and
-`record_hints` copies the latest counts into the notebook's own metadata (``checkpoint_lab.hints``)
-when the notebook is saved; `hints_opened` reads them back for the instructor.
+`record_hints` keeps the highest count per check in the notebook's own metadata
+(``checkpoint_lab.hints``) when the notebook is saved; `hints_opened` reads them back for the
+instructor. A new kernel starts from the counts saved in its notebook (``__session__``, the
+notebook's path, which Jupyter gives the kernel).
 """
 
 from __future__ import annotations
 
 import html
+import json
 import re
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -108,7 +114,7 @@ class Hints:
         self.notebook = notebook
         self.namespace = namespace
         self.texts = hint_texts(notebook)
-        self.opened: dict[str, int] = {}
+        self.opened: dict[str, int] = _saved_counts(namespace.get("__session__"))
 
     def first_failing(self) -> str | None:
         """The id of the first visible check that does not pass now, or None."""
@@ -119,8 +125,9 @@ class Hints:
                 return check.id
         return None
 
-    def __call__(self, check_id: str | None = None) -> Hint:
-        """The next hint for ``check_id``, or for the first visible check that fails."""
+    def __call__(self, check_id: str | None = None, *, next: bool = False) -> Hint:
+        """The hint the student is at for ``check_id`` (or the first visible check that fails):
+        the nudge the first time, the same hint when run again; ``next=True`` opens the next."""
         from graders.checks import in_grading_kernel
 
         if in_grading_kernel():
@@ -135,44 +142,76 @@ class Hints:
         elif check_id not in self.texts:
             raise HintError(f"there are no hints for {check_id!r}; this notebook's checks with "
                             f"hints are {', '.join(self.texts)}")
-        number = min(self.opened.get(check_id, 0) + 1, len(LEVELS))
+        seen = self.opened.get(check_id, 0)
+        number = min(seen + 1, len(LEVELS)) if next or not seen else seen
+        self.opened[check_id] = max(seen, number)
         text = self.texts[check_id][number - 1][1]
-        if self.opened.get(check_id, 0) >= len(LEVELS):
+        if number == len(LEVELS):
             text += ("\n\n*That was the last hint for this check. Once you have tried it, the "
                      "solutions explain each line.*")
         else:
-            self.opened[check_id] = number
-        return Hint(self.notebook, check_id, number, LEVELS[number - 1], text, self.opened)
+            text += (f"\n\n*Running this cell again shows this hint again. The next one (hint "
+                     f"{number + 1} of {len(LEVELS)}, the {LEVELS[number].lower()}): "
+                     f"`hint(next=True)`.*")
+        return Hint(self.notebook, check_id, number, LEVELS[number - 1], text, dict(self.opened))
 
     def _note(self, text: str) -> Hint:
         return Hint(self.notebook, None, 0, "", text, self.opened)
 
 
+def _merged(found: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The highest count per check among ``found`` (hint counts), or None when there are none."""
+    if not found:
+        return None
+    opened: dict[str, int] = {}
+    for counts in found:
+        for check_id, n in (counts.get("opened") or {}).items():
+            if isinstance(n, int):
+                opened[check_id] = max(opened.get(check_id, 0), n)
+    return {"notebook": found[-1].get("notebook"), "opened": opened,
+            "total": sum(opened.values())}
+
+
 def _latest_counts(nb: dict) -> dict[str, Any] | None:
-    """The counts of the hint output with the most hints opened (cells may run in any order)."""
-    latest = None
+    """The counts of every hint output in ``nb``, merged (cells may run in any order)."""
+    found = []
     for cell in nb.get("cells", []):
         for output in cell.get("outputs", []) or []:
-            found = (output.get("metadata") or {}).get(METADATA_KEY, {}).get("hints")
-            if found and (latest is None or found.get("total", 0) >= latest.get("total", 0)):
-                latest = found
-    return latest
+            counts = (output.get("metadata") or {}).get(METADATA_KEY, {}).get("hints")
+            if isinstance(counts, dict):
+                found.append(counts)
+    return _merged(found)
+
+
+def _saved_counts(notebook_path: Any) -> dict[str, int]:
+    """The hint counts saved in the notebook at ``notebook_path`` ({} when there are none)."""
+    if not isinstance(notebook_path, str) or not notebook_path.endswith(".ipynb"):
+        return {}
+    try:
+        nb = json.loads(Path(notebook_path).read_text(encoding="utf-8"))
+        return dict(hints_opened(nb))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}
 
 
 def record_hints(nb: dict) -> dict:
-    """Copy the latest hint counts in ``nb``'s outputs into its metadata; return ``nb``.
+    """Keep the highest hint counts of ``nb``'s outputs and metadata in its metadata; return it.
 
     Meant for the notebook server's save hook, so the counts stay in the notebook even where
-    the outputs are cleared later. A notebook with no hint output is left as it is.
+    the outputs are cleared later, and never go down. A notebook with no hint output is left as
+    it is.
     """
     counts = _latest_counts(nb)
     if counts is not None:
+        saved = nb.get("metadata", {}).get(METADATA_KEY, {}).get("hints")
+        if isinstance(saved, dict):
+            counts = _merged([saved, counts])
         nb.setdefault("metadata", {}).setdefault(METADATA_KEY, {})["hints"] = counts
     return nb
 
 
 def hints_opened(nb: dict) -> dict[str, int]:
     """How many hints a student opened in ``nb`` (a notebook as a dict), by check id."""
-    counts = (nb.get("metadata", {}).get(METADATA_KEY, {}).get("hints")
-              or _latest_counts(nb) or {})
+    saved = nb.get("metadata", {}).get(METADATA_KEY, {}).get("hints")
+    counts = _merged([c for c in (saved, _latest_counts(nb)) if isinstance(c, dict)]) or {}
     return dict(counts.get("opened", {}))

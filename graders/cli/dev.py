@@ -5,13 +5,16 @@ makes; the reference passes every check; the starter, as released, fails every c
 fixture gets the outcome its name says. One line per exercise, then the mismatches; exit status
 1 on any.
 
-An exercise's fixtures are ``tests/fixtures/<exercise>/*.py`` (and, for Level 2, the adversarial
-catalog in ``adversarial/``); Level 1's are ``save_checkpoint`` cells, judged by the check that
-runs that cell. Their names say their outcome: ``passes_*`` pass every check; ``starter``,
-``*fails_all*`` and ``cheat_*`` fail every one; ``fails_atomic_*`` / ``fails_save_point_a_*``
-(Level 2) and ``fails_file_*`` / ``fails_directory_*`` (Level 3) fail the checks of that name and
-pass the others; any other name fails at least one check. ``adversarial/expected.json`` says
-exactly, check by check, where it has an entry.
+An exercise's fixtures are ``tests/fixtures/<exercise>/*.py`` and its adversarial catalog in
+``tests/fixtures/<exercise>/adversarial/*.py``; Level 1's are ``save_checkpoint`` cells, judged
+by the check that runs that cell. Their names say their outcome: ``passes_*`` pass every check;
+``starter``, ``*fails_all*`` and ``cheat_*`` fail every one; ``fails_atomic_*`` /
+``fails_save_point_a_*`` (Level 2), ``fails_file_*`` / ``fails_directory_*`` (Level 3) and
+``fails_no_call_lost_*`` / ``fails_results_kept_*`` / ``fails_one_result_message_*`` (Level 4)
+fail the checks of that name and pass the others; any other name fails at least one check. Each
+catalog's ``adversarial/expected.json`` says exactly, check by check, what a correct judge says.
+A catalog file may carry ``# notebook: ...`` lines: how the one-batch harm test hands it in
+(``tests/test_adversarial_batch.py``); here only its code is graded.
 """
 
 from __future__ import annotations
@@ -21,10 +24,16 @@ import concurrent.futures
 import json
 from pathlib import Path
 
-__all__ = ["add_arguments", "run", "expected_outcome", "fixtures_of", "judged_checks"]
+__all__ = ["add_arguments", "run", "expected_outcome", "fixtures_of", "judged_checks",
+           "NAMED_PARTS"]
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
+#: ``fails_<part>_*``: fails the checks whose id holds ``part`` and passes the others.
+NAMED_PARTS = (("fails_atomic_", "atomic_save"), ("fails_save_point_a_", "save_point_a"),
+               ("fails_file_", "file_synced"), ("fails_directory_", "directory_synced"),
+               ("fails_no_call_lost_", "no_call_lost"), ("fails_results_kept_", "results_kept"),
+               ("fails_one_result_message_", "one_result_message"))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,8 +71,7 @@ def expected_outcome(path: Path, check_ids: list[str]) -> dict[str, bool] | str:
         return dict.fromkeys(check_ids, True)
     if name == "starter" or "fails_all" in name or name.startswith("cheat_"):
         return dict.fromkeys(check_ids, False)
-    for prefix, part in (("fails_atomic_", "atomic_save"), ("fails_save_point_a_", "save_point_a"),
-                         ("fails_file_", "file_synced"), ("fails_directory_", "directory_synced")):
+    for prefix, part in NAMED_PARTS:
         if name.startswith(prefix):
             return {c: part not in c for c in check_ids}
     return "some_fail"

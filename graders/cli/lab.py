@@ -11,7 +11,9 @@ notebook keeps a one-line "run this cell" in place of each widget
 (``graders.workspace.notebooks.before_save``).
 
 ``reset NOTEBOOK`` puts one notebook back to its released state and keeps the student's version
-in ``<workspace>/backups/``.
+in ``<workspace>/backups/``. While the notebook is open in a running JupyterLab (a session on it,
+`graders.workspace.sessions`) it does nothing and says to close it first: the old version in the
+browser would be saved back over the reset.
 """
 
 from __future__ import annotations
@@ -201,8 +203,26 @@ def _lab(args: argparse.Namespace) -> int:
     return subprocess.call(cmd, cwd=ws.path, env=env)
 
 
+def _refuse_while_open(ws: Workspace, name: str) -> None:
+    """UsageError when JupyterLab has the notebook ``name`` open (a session on it)."""
+    from graders.workspace.sessions import open_sessions
+
+    try:
+        item = ws.find(name)
+    except WorkspaceError as err:
+        raise UsageError(str(err)) from None
+    found = open_sessions(ws.path / item.relpath)
+    if found:
+        where = ", ".join(sorted({s.url for s in found}))
+        raise UsageError(
+            f"{item.relpath} is open in JupyterLab ({where}); nothing was reset. Close it first "
+            "(File > Close and Shut Down Notebook), then run this again: otherwise JupyterLab's "
+            "next save writes your old version back over the reset")
+
+
 def _reset(args: argparse.Namespace) -> int:
     ws = _workspace(args)
+    _refuse_while_open(ws, args.notebook)
     try:
         result = ws.reset(args.notebook)
     except WorkspaceError as err:

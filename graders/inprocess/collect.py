@@ -114,7 +114,7 @@ def _ending(status: dict[str, Any], events: list[dict[str, Any]]) -> tuple[str, 
     if sig == signal.SIGKILL and kill is not None:
         return "killed", "killed at its crash point", None, kill.get("why")
     if sig == getattr(signal, "SIGXFSZ", None) and tear is not None:
-        return "killed", "killed halfway through the write (file size limit)", None, "torn_write"
+        return "killed", "killed part-way through the write (file size limit)", None, "torn_write"
     if status.get("exit") == 0 and last.get("e") == "finished":
         return "finished", "run_agent returned", None, None
     if status.get("exit") == 1 and last.get("e") == "raised":

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from graders.inprocess.record import DEFAULT_TIMEOUT, record_in_process
-from graders.judge.crash_points import CrashPoint
+from graders.judge.crash_points import CrashPoint, tear_limit
 from graders.judge.observation import Observation, SaveRecord
 from graders.sandbox.harness import TracedHarness
 from graders.sandbox.serve import SandboxUnavailable
@@ -53,7 +53,8 @@ class RecordedHarness(TracedHarness):
         _rec, _verdicts, matrix = self._run(scenario)
         for pm in (matrix.points if matrix is not None else []):
             if pm.point.id == point_id:
-                moment = _tearing(pm.moments) if pm.point.kind == "torn_write" else pm.moments[0]
+                moment = (_tearing(pm, matrix) if pm.point.kind == "torn_write"
+                          else pm.moments[0])
                 return _as_killed(matrix, matrix.observation(pm, moment), moment)
         return super().run_point(scenario, point)
 
@@ -72,16 +73,34 @@ class RecordedHarness(TracedHarness):
         return [self.run_point(scenario, point) for point in points]
 
 
-def _tearing(moments: list):
-    """The moment a real torn write leaves: halfway through the first write that changes
-    ``checkpoint.json``, else halfway through the first write, else the first moment."""
+def _tearing(pm, matrix):
+    """The moment a real torn write leaves (:func:`graders.judge.crash_points.tear_limit`): in
+    the first write that changes ``checkpoint.json``, cut where the forking harness's file-size
+    limit cuts it; else the middle of the first write; else the first moment."""
+    moments = pm.moments
     during = [m for m in moments if m.how == "during"]
+    if not during:
+        return moments[0]
     before = {m.position: m for m in moments if m.how == "before"}
-    for moment in during:
-        prior = before.get(moment.position)
-        if prior is None or (moment.kind, moment.data) != (prior.kind, prior.data):
-            return moment
-    return during[0] if during else moments[0]
+    changing = [m for m in during if before.get(m.position) is None
+                or (m.kind, m.data) != (before[m.position].kind, before[m.position].data)]
+    position = (changing or during)[0].position
+    cuts = [m for m in during if m.position == position]
+    expected = (cuts[0].write or {}).get("bytes")
+    previous = None
+    for save in matrix.saves:
+        if pm.point.index is not None and save.n >= pm.point.index:
+            break
+        if save.completed:
+            previous = save.snapshot
+    limit = (tear_limit("checkpoint" if changing else "temp", expected, previous)
+             if expected else None)
+    half = max(1, (expected or 2) // 2)
+    for wanted in (limit, half):
+        for moment in cuts:
+            if (moment.write or {}).get("kept") == wanted:
+                return moment
+    return cuts[0]
 
 
 def _as_killed(matrix, obs: Observation, moment) -> Observation:

@@ -17,7 +17,8 @@ from graders.judge.verdict import LOAD_POINT, Verdict
 from graders.text import plural
 
 __all__ = ["CheckState", "WRITE_KINDS", "FIELD_TYPES", "canonical", "byte_count", "type_words",
-           "script_of", "load_error_verdict", "skipped_verdict"]
+           "script_of", "load_error_verdict", "skipped_verdict", "results_in_save",
+           "not_returned_message"]
 
 #: The crash point kinds in the middle of a save: judged only for what the save left (one
 #: complete save, or none yet); where tools ran is judged at the calls (each check its own).
@@ -55,6 +56,44 @@ def type_words(kind) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
     names = {int: "an integer", str: "a string", list: "a list", float: "a number"}
     return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+def results_in_save(save: Any) -> tuple[dict[str, Any], set[str]]:
+    """What one save left on disk of the tools' results: (call id -> result kept in
+    pendingToolUse, ids answered in messages). From the file the save left when the recording
+    has it, else from the state it was given."""
+    state: Any = None
+    text = getattr(save, "snapshot", None)
+    if isinstance(text, str):
+        try:
+            state = json.loads(text)
+        except ValueError:
+            state = None
+    if not isinstance(state, dict):
+        state = {"pendingToolUse": getattr(save, "pending", None), "messages": []}
+    pending = state.get("pendingToolUse")
+    entries = pending if isinstance(pending, list) else [pending]
+    kept = {e["id"]: e["result"] for e in entries
+            if isinstance(e, dict) and isinstance(e.get("id"), str) and "result" in e}
+    answered: set[str] = set()
+    messages = state.get("messages")
+    for message in messages if isinstance(messages, list) else []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result" \
+                    and isinstance(block.get("tool_use_id"), str):
+                answered.add(block["tool_use_id"])
+    return kept, answered
+
+
+def not_returned_message(check: CheckState, k: int, claim: str) -> str:
+    """The message for a result on record for tool ``k`` while it had not returned yet (16.7a):
+    ``claim`` says where (``"messages record"``, ``"pendingToolUse keeps"``)."""
+    name = check.calls[k - 1]["name"] if k <= len(check.calls) else "?"
+    return (f"{check.done}: {claim} a result for tool {k} ({name}), but tool {k} had not "
+            "returned yet at that moment. A checkpoint records what has happened, nothing "
+            "ahead of it: resume would hand the model a result the tool had not given, and "
+            "never know the call was still under way.")
 
 
 _SCRIPTS: dict[int, tuple[Any, dict]] = {}
@@ -146,6 +185,27 @@ class CheckState:
         killed_in = self.point.index if self.point.kind == "killed_during_tool" else None
         return [number for number, entry in self.executions()
                 if "result" in entry and entry["index"] != killed_in]
+
+    def saves_around(self) -> tuple[list[Any], list[Any]]:
+        """The run's saves placed before this crash point's moment, and after it.
+
+        Placed for a kill while a tool runs (each save by the last call that came before it:
+        after tool ``j``'s call means after it in the run) and for the end of a run (every save
+        is before it); other points place none.
+        """
+        point = self.point
+        if point.kind == NO_CRASH:
+            return list(self.obs.saves), []
+        if point.kind != "killed_during_tool" or not isinstance(point.index, int):
+            return [], []
+        j = point.index
+        before, after = [], []
+        for save in self.obs.saves:
+            phase, tool = getattr(save, "phase", None), getattr(save, "tool", None)
+            tool = tool if isinstance(tool, int) else 0
+            later = (phase == "B" and tool >= j) or (phase == "A" and tool > j) or phase == "end"
+            (after if later else before).append(save)
+        return before, after
 
     def leftovers(self) -> list[str]:
         """The files (not folders) beside checkpoint.json."""

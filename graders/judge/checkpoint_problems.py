@@ -47,6 +47,7 @@ PROBLEMS: dict[str, str] = {
     "no_save_point_b": "a tool returned and the model was called again, result not saved",
     "recorded_twice": "a tool result appears twice in messages",
     "never_ran": "messages record a result for a tool that never ran",
+    "result_not_returned": "messages record a result for a tool that had not returned yet",
     "conversation": "messages is not a conversation the Messages API accepts",
     "script_mismatch": "messages departs from what the model and tools produced",
     "incomplete": "a finished run's checkpoint lacks some tool results",

@@ -27,6 +27,7 @@ from graders.judge.check_state import (
     byte_count,
     canonical,
     load_error_verdict,
+    not_returned_message,
     script_of,
     skipped_verdict,
 )
@@ -157,6 +158,10 @@ class _Check(CrashCheck):
                     f"{self.done}: messages record a result for tool {k}, but the ledger shows "
                     "it never ran. A checkpoint records what happened, nothing else."))
                 return
+            if k not in returned:
+                self.fail("result_not_returned", not_returned_message(self, k,
+                                                                      "messages record"))
+                return
         strict = self.point.kind in (NO_CRASH, "killed_during_model_call")
         if strict:
             for k in returned:
@@ -181,16 +186,19 @@ class _Check(CrashCheck):
                 f"{self.done}: messages in checkpoint.json is not a conversation the API would "
                 f"accept: {err}. Resume would send it to the model and get an error back."))
             return False
+        from fake_llm.normalize import same_message
+
         script = script_of(self.sc)["conversation"]
         for i, message in enumerate(messages):
-            if i >= len(script) or canonical(message) != canonical(script[i]):
+            if i >= len(script) or not same_message(message, script[i]):
                 want = (json.dumps(script[i])[:200] if i < len(script)
                         else "nothing: the conversation had ended")
                 self.fail("script_mismatch", (
                     f"{self.done}: messages[{i}] in checkpoint.json is "
                     f"{json.dumps(message)[:200]}, but the model and tools produced {want}. "
-                    "messages must hold the conversation exactly as it happened: the model's "
-                    "content as it came, each tool result as the tool returned it."))
+                    "messages must hold the conversation as it happened (as the API reads it): "
+                    "the model's content as it came, each tool result as the tool returned "
+                    "it."))
                 return False
         return True
 

@@ -18,7 +18,7 @@ from graders.judge.binding import BINDING
 from graders.judge.budget import check_replay_budget
 from graders.judge.call_markers import IncompleteRecording, number_markers
 from graders.judge.crash_points import NO_CRASH, CrashPoint
-from graders.judge.moments import Moment, moment_words
+from graders.judge.moments import Moment, moment_words, rename_label, save_label
 from graders.judge.observation import Observation, SaveRecord, describe_error
 from graders.judge.recording import Recording, Snapshot
 from graders.judge.replay import replay
@@ -141,7 +141,8 @@ def _group_moments(rec: Recording, ops: list[Op], moments: list[Moment]
         if current is None:
             current = []
             groups.append(current)
-            saves.append(SaveRecord(n=len(saves) + 1, phase=phase, tool=tool, completed=True))
+            saves.append(SaveRecord(n=len(saves) + 1, phase=phase, tool=tool, completed=True,
+                                    thread=moment.op.pid if moment.op is not None else None))
         current.append(moment)
     return saves, groups, call_moments
 
@@ -242,12 +243,12 @@ def _points(rec, scenario, call_moments, saves, groups, end) -> list[PointMoment
         if torn:
             size = next((m.write["bytes"] for m in torn if m.write), None)
             point = CrashPoint(f"torn_write_save_{save.n}", "torn_write", save.n,
-                               f"halfway through save {save.n} ({where})", save=summary,
+                               save_label(save.n, f"({where})"), save=summary,
                                after=save.snapshot, tear_expected=size)
             found.append((group[0].position, PointMoments(point, torn)))
         if before:
             point = CrashPoint(f"killed_before_rename_save_{save.n}", "killed_before_rename",
-                               save.n, f"just before the rename in save {save.n} ({where})",
+                               save.n, rename_label(save.n, f"({where})"),
                                save=summary, after=save.snapshot)
             found.append((before[0].position, PointMoments(point, before)))
     found.sort(key=lambda item: item[0])
@@ -374,7 +375,8 @@ def _ledger(matrix: Matrix, moment: Moment) -> tuple[list[dict], int, int]:
             models += 1
             continue
         tools += 1
-        entry: dict[str, Any] = {"index": call.index, "name": call.name, "input": call.input}
+        entry: dict[str, Any] = {"index": call.index, "name": call.name, "input": call.input,
+                                 "thread": matrix.ops[at].pid}
         if call.error is not None:
             entry["error"] = call.error
         elif not (in_flight is not None and at == position):

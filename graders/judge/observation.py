@@ -26,7 +26,8 @@ class SaveRecord:
     call) or ``"end"`` (after the final answer). ``pending`` is the ``pendingToolUse`` of the
     state it was given. ``opened``, ``renames`` and ``removes`` are the file operations it made
     (names relative to the working directory). ``snapshot`` is ``checkpoint.json`` as the save left
-    it (dry run only).
+    it (dry run only). ``thread`` is the thread (or process) that began it, as the recording
+    numbers them; None where unknown.
     """
 
     n: int
@@ -35,6 +36,7 @@ class SaveRecord:
     pending: Any = None
     completed: bool = False
     raised: str | None = None
+    thread: int | None = None
     opened: list[str] = field(default_factory=list)
     renames: list[list[str | None]] = field(default_factory=list)
     removes: list[str] = field(default_factory=list)

@@ -7,9 +7,8 @@ and the words of its messages. The three questions it answers are in
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from graders.judge.check_state import byte_count, canonical, script_of
+from graders.judge.check_state import byte_count, script_of
 from graders.judge.crash_check import CrashCheck
 from graders.judge.crash_points import CrashPoint
 from graders.judge.observation import Observation
@@ -17,8 +16,14 @@ from graders.judge.verdict import Verdict
 
 __all__ = ["ParallelCheck", "tools_words"]
 
-_MODEL_REFUSALS = {"tool_results_split": "results_split",
-                   "tool_results_out_of_order": "results_out_of_order"}
+#: The model's refusals of a conversation whose results were all there, in a shape the API
+#: refuses or reads differently: a message problem alone (the calls and the kept results are
+#: judged at the crash states before it). A call never answered is not among them.
+_MODEL_REFUSALS = {"tool_results_split": "results_split", "tool_result_not_first": "conversation",
+                   "content_invalid": "conversation", "message_invalid": "conversation",
+                   "roles_not_alternating": "conversation", "tool_result_duplicate":
+                   "recorded_twice", "tool_result_changed": "script_mismatch",
+                   "script_mismatch": "script_mismatch"}
 
 
 def tools_words(numbers: list[int]) -> str:
@@ -71,10 +76,13 @@ class ParallelCheck(CrashCheck):
             # Every result was there, in the wrong shape: a message problem alone. A call never
             # answered (the loop ran only some blocks) is a run that did not get through.
             code = _MODEL_REFUSALS[rule]
+            why = ("the messages departed from the conversation the model and the tools had "
+                   "produced" if code == "script_mismatch" else
+                   "as the API refuses such a request with a 400 error")
             self.fail(code, (
-                f"Your run_agent's call to the model was refused, as the API refuses such a "
-                f"request with a 400 error: {message[:400]} The run could not go on, and resume "
-                "would send the same messages and be refused again."))
+                f"Your run_agent's call to the model was refused, {why}: {message[:400]} The run "
+                "could not go on, and resume would send the same messages and be refused "
+                "again."))
             return self.obs.checkpoint is not None
         return super().ending()
 
@@ -88,7 +96,7 @@ class ParallelCheck(CrashCheck):
 
     def conversation(self, messages: list) -> bool:
         """messages answers each call once, is a conversation the API accepts (one result
-        message per turn), and is the script's own conversation so far, in block order."""
+        message per turn), and is the script's own conversation so far."""
         return (self.each_call_answered_once(messages) and self.accepted_by_the_api(messages)
                 and self.follows_the_script(messages))
 
@@ -119,38 +127,23 @@ class ParallelCheck(CrashCheck):
         return True
 
     def follows_the_script(self, messages: list) -> bool:
-        """Each message is the one the model and tools produced, results in block order."""
+        """Each message is the one the model and tools produced, as the API reads it (a turn's
+        results paired with its calls by tool_use_id, in any order)."""
+        from fake_llm.normalize import same_message
+
         script = script_of(self.sc)["conversation"]
         for i, message in enumerate(messages):
-            if i < len(script) and canonical(message) == canonical(script[i]):
+            if i < len(script) and same_message(message, script[i]):
                 continue
-            if i < len(script) and self.reordered(message, script[i]):
-                names = [c["name"] for c in self.turn_calls[i // 2 - 1]]
-                self.fail("results_out_of_order", (
-                    f"{self.done}: messages[{i}] in checkpoint.json holds every result of turn "
-                    f"{i // 2}, but not in the order of its tool_use blocks "
-                    f"({', '.join(names)}). The model reads each result by its place as well as "
-                    "its id; resume would send a conversation that departs from the one that "
-                    "happened."))
-                return False
             want = (json.dumps(script[i])[:200] if i < len(script)
                     else "nothing: the conversation had ended")
             self.fail("script_mismatch", (
                 f"{self.done}: messages[{i}] in checkpoint.json is "
                 f"{json.dumps(message)[:200]}, but the model and tools produced {want}. "
-                "messages must hold the conversation exactly as it happened: the model's "
-                "content as it came, each tool result as the tool returned it."))
+                "messages must hold the conversation as it happened (as the API reads it): "
+                "the model's content as it came, each tool result as the tool returned it."))
             return False
         return True
-
-    @staticmethod
-    def reordered(message: Any, wanted: dict) -> bool:
-        if not isinstance(message, dict) or message.get("role") != "user":
-            return False
-        got = message.get("content")
-        if not isinstance(got, list) or len(got) != len(wanted["content"]):
-            return False
-        return sorted(map(canonical, got)) == sorted(map(canonical, wanted["content"]))
 
     # -- words -----------------------------------------------------------------------------
 

@@ -25,11 +25,11 @@ KEPT_PROBLEMS: dict[str, str] = {
     "result_lost": "a call had returned, and checkpoint.json holds its result nowhere",
     "result_changed": "a result kept in pendingToolUse is not what the tool returned",
     "result_never_ran": "pendingToolUse keeps a result for a call that never ran",
+    "result_not_returned": "a result is on record for a call that had not returned yet",
 }
-#: One user message with every result, in block order; the conversation valid for the API.
+#: One user message with every result (in any order); the conversation valid for the API.
 MESSAGE_PROBLEMS: dict[str, str] = {
     "results_split": "the results of one turn are spread over several user messages",
-    "results_out_of_order": "the results of one turn are not in the order of its blocks",
     "partial_result_message": "messages end with a user message that answers only some calls",
     "no_save_point_b": "tools returned and the model was called again, results not saved",
     "recorded_twice": "a tool result appears twice in messages",

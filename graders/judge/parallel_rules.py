@@ -9,8 +9,9 @@ model turn may ask for several tools. The checkpoint's shape for such a turn (ST
   first tool of the turn runs (save point A);
 - when a call finishes, its entry gains ``"result"`` (the string the tool returned), saved
   before the next tool starts, so a crash during tool 3 leaves tools 1 and 2 with their results;
-- save point B appends ONE user message holding a ``tool_result`` for every block, in the order
-  of the blocks, and sets ``pendingToolUse`` back to ``None``; ``turns`` counts the turn.
+- save point B appends ONE user message holding a ``tool_result`` for every block (in any order:
+  the API pairs results with calls by ``tool_use_id``; block order is a good habit, never
+  required) and sets ``pendingToolUse`` back to ``None``; ``turns`` counts the turn.
 
 Three independent questions, each with its own problem codes (``PROBLEMS``; graders key partial
 credit on them): is every call in flight on record (``IN_FLIGHT_PROBLEMS``), is every finished
@@ -24,7 +25,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from graders.judge.check_state import WRITE_KINDS, canonical
+from graders.judge.check_state import (
+    WRITE_KINDS,
+    canonical,
+    not_returned_message,
+    results_in_save,
+)
 from graders.judge.crash_points import NO_CRASH, CrashPoint
 from graders.judge.observation import Observation
 from graders.judge.parallel_check import ParallelCheck, tools_words
@@ -162,33 +168,41 @@ class _Check(ParallelCheck):
         return False
 
     def kept(self) -> None:
-        """No finished call lost: a call that returned keeps its result until save point B."""
+        """No finished call lost, none claimed before it returned: a result once saved stays
+        saved until save point B, and a call that returned is kept with its result, or is
+        about to be (a later save keeps it before save point B: a kill can catch a call between
+        its return and its save exactly as it can catch one in flight)."""
         if self.point.kind == "killed_during_model_call":
             return  # by then save point B must have recorded them: judged with the messages
         ledger = {k: entry for k, entry in self.executions()}
+        returned = set(self.returned())
         by_id = {p.get("id"): p for p in self.entries}
-        for p in self.entries:
-            k = self.call_number(p.get("id"))
-            if "result" in p and k is not None and k not in ledger:
-                self.fail("result_never_ran", (
-                    f"{self.done}: pendingToolUse keeps a result for tool {k} "
-                    f"({self.calls[k - 1]['name']}), but the ledger shows it never ran. A "
-                    "checkpoint records what happened; resume would hand the model a result no "
-                    "tool produced."))
-                return
+        claimed = [k for k in (self.call_number(p.get("id")) for p in self.entries
+                               if "result" in p) if k is not None and k not in returned]
+        never = [k for k in claimed if k not in ledger]
+        if never:
+            k = never[0]
+            self.fail("result_never_ran", (
+                f"{self.done}: pendingToolUse keeps a result for tool {k} "
+                f"({self.calls[k - 1]['name']}), but the ledger shows it never ran. A "
+                "checkpoint records what happened; resume would hand the model a result no "
+                "tool produced."))
+        elif claimed:
+            self.fail("result_not_returned", not_returned_message(self, claimed[0],
+                                                                  "pendingToolUse keeps"))
+        if claimed:
+            return
+        before, after = self.saves_around()
         for k in self.returned():
             call = self.calls[k - 1]
             if call["id"] in self.recorded:
                 continue
             entry = by_id.get(call["id"])
             if entry is None or "result" not in entry:
-                where = ("is listed in pendingToolUse without its result" if entry is not None
-                         else "is not in checkpoint.json at all")
-                self.fail("result_lost", (
-                    f"{self.done}: tool {k} ({call['name']}) had returned its result before "
-                    f"that, and it {where}: a finished call lost. Resume would have to run "
-                    f"tool {k} again, though it already ran."))
-                return
+                self.result_missing(k, entry, before, after)
+                if self.problems:
+                    return
+                continue
             if entry["result"] != ledger[k].get("result"):
                 self.fail("result_changed", (
                     f"{self.done}: pendingToolUse keeps a result for tool {k} ({call['name']}) "
@@ -196,6 +210,53 @@ class _Check(ParallelCheck):
                     f"instead of {len(str(ledger[k].get('result')))}). Resume would hand the "
                     "model a result the tool never gave."))
                 return
+
+    def result_missing(self, k: int, entry: dict | None, before: list, after: list) -> None:
+        """Tool ``k`` had returned and its result is not on disk: lost, unless this moment
+        falls between its return and the save that keeps it (before save point B)."""
+        call = self.calls[k - 1]
+        saved = next((s for s in reversed(before) if call["id"] in results_in_save(s)[0]), None)
+        where = ("is listed in pendingToolUse without its result" if entry is not None
+                 else "is not in checkpoint.json at all")
+        if saved is not None:
+            self.fail("result_lost", (
+                f"{self.done}: tool {k} ({call['name']}) had returned, save {saved.n} had kept "
+                f"its result, and now it {where}: a result once saved must stay saved until "
+                f"save point B records it. Resume would have to run tool {k} again, though it "
+                "already ran."))
+            return
+        for save in after:
+            kept, answered = results_in_save(save)
+            if call["id"] in kept:
+                later = self.called_next_by_its_saver(k, save)
+                if later is None:
+                    return  # caught between the call's return and its save: resume re-runs it
+                self.fail("result_lost", (
+                    f"{self.done}: tool {k} ({call['name']}) had returned, and {where}: the "
+                    f"code that called it went on to call tool {later} before keeping its "
+                    f"result (save {save.n} keeps it only later). Resume would have to run "
+                    f"tool {k} again, though it already ran."))
+                return
+            if call["id"] in answered:
+                break
+        self.fail("result_lost", (
+            f"{self.done}: tool {k} ({call['name']}) had returned its result before "
+            f"that, and it {where}: a finished call lost. Resume would have to run "
+            f"tool {k} again, though it already ran."))
+
+    def called_next_by_its_saver(self, k: int, keeper: Any) -> int | None:
+        """The tool the thread that called tool ``k`` called next, before this moment, when
+        that same thread is the one whose later save keeps ``k``'s result: it went on instead
+        of saving. None when it did not, or when the recording does not say which thread
+        made each call and save (then a late save cannot be told from one that waited)."""
+        runs = self.executions()
+        mine = next((e for number, e in runs if number == k), {})
+        thread = mine.get("thread")
+        if thread is None or getattr(keeper, "thread", None) != thread:
+            return None
+        later = [number for number, e in runs
+                 if e.get("thread") == thread and e.get("index", 0) > mine.get("index", 0)]
+        return later[0] if later else None
 
     def messages_complete(self, pending: Any, done_turns: int) -> None:
         """One result message per turn, saved before the model is called again; all at the end."""
@@ -207,13 +268,18 @@ class _Check(ParallelCheck):
                 "result message); resume would count its stopping conditions from the wrong "
                 "number."))
             return
-        ran = self.ran()
+        ran, returned = self.ran(), set(self.returned())
         for k in range(1, len(self.calls) + 1):
-            if self.calls[k - 1]["id"] in self.recorded and k not in ran:
+            if self.calls[k - 1]["id"] not in self.recorded or k in returned:
+                continue
+            if k not in ran:
                 self.fail("never_ran", (
                     f"{self.done}: messages record a result for tool {k}, but the ledger shows "
                     "it never ran. A checkpoint records what happened, nothing else."))
-                return
+            else:
+                self.fail("result_not_returned", not_returned_message(self, k,
+                                                                      "messages record"))
+            return
         if self.point.kind == NO_CRASH:
             reported = any(key == "pending_never_reset" for key, _ in self.problems)
             self.finished(len(self.recorded), None if reported else pending)

@@ -16,6 +16,7 @@ that release.
 from __future__ import annotations
 
 import ast
+import os
 import re
 from pathlib import Path
 
@@ -37,7 +38,19 @@ __all__ = [
     "build_source_notebook",
 ]
 
-ROOT = Path(__file__).resolve().parents[2]
+
+def _checkout() -> Path:
+    """The checkout whose ``exercises/src`` to build from: the one this package runs from (``pip
+    install -e``), else ``CHECKPOINT_LAB_COURSE``, else the current folder (a package installed
+    with pip, as on a JupyterHub: run ``checkpoint-lab course`` in the repository's folder)."""
+    installed_from = Path(__file__).resolve().parents[2]
+    for root in (installed_from, os.environ.get("CHECKPOINT_LAB_COURSE"), Path.cwd()):
+        if root and (Path(root) / "exercises" / "src").is_dir():
+            return Path(root)
+    return installed_from
+
+
+ROOT = _checkout()
 ASSIGNMENT = "lesson2"
 EXERCISES_DIR = ROOT / "exercises"
 SOURCES_DIR = EXERCISES_DIR / "src"

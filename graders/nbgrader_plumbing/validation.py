@@ -1,4 +1,4 @@
-"""What nbgrader's Validate says about a check cell: the check's own verdict and why.
+"""What nbgrader's Validate says about a check cell and an empty written answer.
 
 nbgrader's ``Validator`` explains a failed test cell by the cell's error output or stderr. A
 check cell has neither: it shows its result and returns the points it earned (a number, which
@@ -8,21 +8,27 @@ nbgrader has one fixed sentence, "Partial credit; passed some but not all of the
 carries it, `graders.checks.selfcheck.VERDICTS_ATTRIBUTE`) and says it the way the feedback does:
 "An atomic save: not passed (0/3 points)" and the check's message.
 
-:func:`install` makes nbgrader's Validator use it. The workspace's ``nbgrader_config.py``
-(written by ``checkpoint-lab lab``) calls it, so both the Validate button and ``nbgrader
-validate`` in JupyterLab's terminal say it; every other cell is explained as nbgrader does.
+nbgrader shows an empty written answer by its text ("YOUR ANSWER HERE"); :func:`unanswered` names
+it by its question instead: the heading above it, its id and its points.
+
+:func:`install` makes nbgrader's Validator do both. The ``nbgrader_config.py`` the package
+installs into the environment's ``etc/jupyter`` (and the one ``checkpoint-lab lab`` writes) calls
+it, so the Validate button of any JupyterLab started there and ``nbgrader validate`` say it;
+every other cell is explained as nbgrader does.
 """
 
 from __future__ import annotations
 
+import copy
 import html
 import json
 import re
+import textwrap
 
 from graders.checks.selfcheck import VERDICTS_ATTRIBUTE
-from graders.nbgrader_plumbing.cells import verdict_text
+from graders.nbgrader_plumbing.cells import WRAP, verdict_text
 
-__all__ = ["explain", "install"]
+__all__ = ["explain", "install", "unanswered"]
 
 _DATA = re.compile(rf'{VERDICTS_ATTRIBUTE}="([^"]*)"')
 
@@ -61,18 +67,59 @@ def explain(cell) -> str | None:
     return None
 
 
+def _text(cell) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def unanswered(nb, cell) -> str | None:
+    """How Validate names ``cell`` when it is a written answer left empty; None for other cells.
+
+    ``cell`` is one of ``nb``'s cells that nbgrader's Validator found failed: a written answer
+    (a markdown cell marked by hand) fails only while it is as released.
+    """
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    if cell.get("cell_type") != "markdown" or not (meta.get("grade") and meta.get("solution")):
+        return None
+    cells = list(nb.get("cells", []))
+    index = next((i for i, c in enumerate(cells) if c is cell), len(cells))
+    question = ""
+    for before in reversed(cells[:index]):
+        heading = next((line for line in _text(before).splitlines() if line.startswith("#")), "")
+        if before.get("cell_type") == "markdown" and heading:
+            question = f' to "{heading.lstrip("#").strip()}"'
+            break
+    return textwrap.fill(
+        f"Your written answer{question} ({meta.get('grade_id', '?')}, "
+        f"{float(meta.get('points', 0)):g} points, marked by hand) is still empty: write it in "
+        "the notebook before you submit.", width=WRAP)  # Validate shows it as it is
+
+
 def install() -> None:
-    """Make nbgrader's ``Validator`` explain a failed check cell with :func:`explain` (once)."""
+    """Make nbgrader's ``Validator`` explain a failed check cell with :func:`explain` and name an
+    empty written answer with :func:`unanswered` (once, however often it is called)."""
     from nbgrader.validator import Validator
 
     original = Validator._extract_error
     if getattr(original, "_checkpoint_lab", False):
         return
+    failed_cells = Validator._get_failed_cells
 
     def _extract_error(self, cell):
         has_error = any(o.get("output_type") == "error" or o.get("name") == "stderr"
                         for o in cell.get("outputs", []))
         return (None if has_error else explain(cell)) or original(self, cell)
 
+    def _get_failed_cells(self, nb):
+        named = []
+        for cell in failed_cells(self, nb):
+            said = unanswered(nb, cell)
+            if said is not None:  # what Validate shows as "the cell": the question, not its text
+                cell = copy.deepcopy(cell)
+                cell["source"] = said
+            named.append(cell)
+        return named
+
     _extract_error._checkpoint_lab = True
     Validator._extract_error = _extract_error
+    Validator._get_failed_cells = _get_failed_cells

@@ -3,9 +3,11 @@
 
 The moments come from a real run of Level 4's reference loop
 (``solutions/04_parallel_tool_calls.py``) on a ``fake_llm`` scenario with several calls per turn,
-in memory: the saves are the states the loop really passed to ``save_checkpoint``. Shown as a
-table (:func:`turn_table`, HTML in JupyterLab, text elsewhere) or as a slider over the moments
-(:func:`show_turn`).
+in memory: the saves are the states the loop really passed to ``save_checkpoint``. The run is
+recorded once into the package (``graders/data/teaching/parallel_turn_events.json``, written by
+``python -m graders.teaching.parallel_turn``; a test keeps it equal to a fresh run), because the
+student image has no ``solutions/`` folder. Shown as a table (:func:`turn_table`, HTML in
+JupyterLab, text elsewhere) or as a slider over the moments (:func:`show_turn`).
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ class TurnMoment:
     checkpoint: dict | None
 
 
+_EVENTS = Path(__file__).resolve().parents[1] / "data" / "teaching" / "parallel_turn_events.json"
+
+
 def _reference_loop():
     spec = importlib.util.spec_from_file_location("level4_reference_view", _REFERENCE)
     module = importlib.util.module_from_spec(spec)
@@ -51,6 +56,23 @@ def _reference_loop():
 
 
 def _record(scenario) -> list[tuple[str, object]]:
+    """The reference loop's events on ``scenario``, as recorded in the package (else run now)."""
+    recorded = json.loads(_EVENTS.read_text(encoding="utf-8")) if _EVENTS.exists() else {}
+    if scenario.name in recorded:
+        return [(what, value) for what, value in recorded[scenario.name]]
+    return record_reference(scenario)
+
+
+def write_events(scenarios: tuple[str, ...] = ("incident-triage",)) -> None:
+    """Record the reference loop's events on ``scenarios`` into the package's data."""
+    from fake_llm import load_scenario
+
+    events = {name: record_reference(load_scenario(name)) for name in scenarios}
+    _EVENTS.parent.mkdir(parents=True, exist_ok=True)
+    _EVENTS.write_text(json.dumps(events, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def record_reference(scenario) -> list[tuple[str, object]]:
     """The reference loop's events on ``scenario``: ("model", k), ("save", state), ("tool", k)."""
     module = _reference_loop()
     events: list[tuple[str, object]] = []
@@ -242,3 +264,7 @@ class TurnView(TextFallback, widgets.VBox):
 
     def fallback_text(self) -> str:
         return repr(turn_table(self.scenario, self.turn))
+
+
+if __name__ == "__main__":
+    write_events()

@@ -177,7 +177,7 @@ _LIST = [
     # -- lesson 03: the atomic save ---------------------------------------------------------------
     Quiz(
         id="torn_in_place",
-        question=("The in-place save is killed halfway through the bytes of save 2. What does "
+        question=("The in-place save is killed part-way through the bytes of save 2. What does "
                   "checkpoint.json hold?"),
         choices=(
             Choice("Save 1, whole: the new bytes never reached it.", False,
@@ -191,7 +191,7 @@ _LIST = [
     ),
     Quiz(
         id="torn_atomic",
-        question=("Now the save writes a temp file and renames it. It is killed halfway through "
+        question=("Now the save writes a temp file and renames it. It is killed part-way through "
                   "save 2, and once just before save 2's rename. What does checkpoint.json hold?"),
         choices=(
             Choice("Save 1, whole, both times; a temp file lies beside it.", True,

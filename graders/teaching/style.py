@@ -16,8 +16,10 @@ import ipywidgets as widgets
 
 __all__ = ["A11Y_JS", "CSS", "KIND_COLOURS", "INK", "style_widget"]
 
-#: Background of each disk kind in the timeline's strip (with `INK` as text colour).
-KIND_COLOURS = {"no trace": "#d0d5dd", "torn JSON": "#f97066", "checkpoint": "#75e0a7"}
+#: Background of each outcome in the timeline's strip (`graders.teaching.timeline.OUTCOMES`,
+#: with `INK` as text colour).
+KIND_COLOURS = {"no trace": "#d0d5dd", "torn JSON": "#f97066", "finished tool reruns": "#fdb022",
+                "checkpoint": "#75e0a7"}
 #: Text colour on every light background the views draw, whatever the theme.
 INK = "#101828"
 

@@ -36,11 +36,15 @@ __all__ = [
     "Timeline",
     "build_timeline",
     "DISK_KINDS",
+    "OUTCOMES",
 ]
 
-#: What the disk view can show: nothing about the run (or the call in flight), a torn file,
-#: or a readable checkpoint.
+#: What the disk view shows: no trace of the run (or of the call in flight), a torn file, or a
+#: readable checkpoint.
 DISK_KINDS = ("no trace", "torn JSON", "checkpoint")
+#: What the strip colours a moment by: the disk kind, but "finished tool reruns" where resume
+#: runs a tool again that had returned (A only's blind spot, or a kill before save point B lands).
+OUTCOMES = ("no trace", "torn JSON", "finished tool reruns", "checkpoint")
 
 
 @dataclass(frozen=True)
@@ -103,23 +107,32 @@ class TimelineState:
     observation: Observation
     resume: ResumeReport
     conclusion: str
+    #: the tools that had returned before the crash and that resume runs again
+    reruns: tuple[str, ...] = ()
 
     @property
     def variant(self) -> str:
         return variant_name(self.save_points, self.write_mode)
 
+    @property
+    def outcome(self) -> str:
+        """One of `OUTCOMES`: what the strip colours this moment by."""
+        if self.disk.kind == "checkpoint" and self.reruns:
+            return "finished tool reruns"
+        return self.disk.kind
+
     def to_text(self) -> str:
         """This state in words: the moment, the loop, what is on disk, what resume concludes."""
         from graders.teaching.checkpoint_view import CheckpointView
 
-        lines = [
-            f"Killed at: {self.moment.label}",
-            f"Loop: {self.variant}; harness crash point: {self.point}",
-        ]
+        lines = [f"Killed at: {self.moment.label}",
+                 f"Loop: {self.variant}; harness crash point: {self.point}"]
         if not self.saves_here:
             then = "run the tool" if self.moment.phase == "A" else "call the model"
             lines.append(f"This loop does not save at this moment: it goes straight on to "
                          f"{then}, and nothing on disk changes.")
+        if self.outcome != self.disk.kind:
+            lines.append(f"(In the strip: {self.outcome}.)")
         lines += ["", f"On disk: {self.disk.headline}"]
         if self.disk.checkpoint is not None:
             view = CheckpointView(self.disk.checkpoint, highlight=self.disk.highlight,
@@ -143,11 +156,11 @@ def _moments(scenario_name: str) -> list[Moment]:
     for k, call in enumerate(calls, 1):
         add(f"model_call_{k}", "model_call", k, f"model call {k} in flight (the model is about "
             f"to name {call['name']})", f"model call {k}")
-        add(f"save_A_{k}", "save", k, f"halfway through save point A of turn {k} "
+        add(f"save_A_{k}", "save", k, f"while save point A of turn {k} was being written "
             f"({call['name']} named, not run)", f"save point A, turn {k}", "A")
         add(f"tool_{k}", "tool", k, f"tool {k} running: {call['name']}",
             f"tool {k} ({call['name']})")
-        add(f"save_B_{k}", "save", k, f"halfway through save point B of turn {k} "
+        add(f"save_B_{k}", "save", k, f"while save point B of turn {k} was being written "
             f"({call['name']}'s result recorded)", f"save point B, turn {k}", "B")
     last = len(calls) + 1
     add(f"model_call_{last}", "model_call", last, f"model call {last} in flight (the final "
@@ -178,9 +191,7 @@ def _point_for(moment: Moment, points: list, write_mode: str) -> tuple[str, bool
 
 def _tool_names(entries: list) -> str:
     names = [e.get("name") if isinstance(e, dict) else e[0] for e in entries]
-    if not names:
-        return ""
-    return ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1]
+    return ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1] if names else ""
 
 
 def _disk(moment: Moment, obs: Observation, sc) -> DiskState:
@@ -213,10 +224,8 @@ def _disk(moment: Moment, obs: Observation, sc) -> DiskState:
     checkpoint = json.loads(obs.checkpoint)
     pending = checkpoint.get("pendingToolUse") if isinstance(checkpoint, dict) else None
     records = bool(in_flight and isinstance(pending, dict) and pending.get("id") == in_flight["id"])
-    highlight = ["turns", "pendingToolUse"]
-    notes: dict[str, str] = {}
     turns = checkpoint.get("turns")
-    notes["turns"] = f"{turns} turn{'s' if turns != 1 else ''} finished"
+    notes = {"turns": f"{turns} turn{'s' if turns != 1 else ''} finished"}
     if in_flight and records:
         notes["pendingToolUse"] = f"names the call in flight: {in_flight['name']}"
         headline = (f"checkpoint.json, readable: pendingToolUse records the call in flight, "
@@ -240,12 +249,21 @@ def _disk(moment: Moment, obs: Observation, sc) -> DiskState:
         kind = "checkpoint"
     return DiskState(kind, headline, checkpoint=checkpoint, text=obs.checkpoint,
                      bytes_on_disk=obs.checkpoint_bytes, other_files=others,
-                     in_flight=in_flight, records_in_flight=records, highlight=tuple(highlight),
-                     notes=notes)
+                     in_flight=in_flight, records_in_flight=records,
+                     highlight=("turns", "pendingToolUse"), notes=notes)
+
+
+def _returned_reruns(moment: Moment, report: ResumeReport, sc) -> tuple[str, ...]:
+    """The tools that returned before the crash at ``moment`` and that resume runs again."""
+    if moment.kind == "end":
+        return ()
+    last = moment.k if moment.kind == "save" and moment.phase == "B" else moment.k - 1
+    returned = [(c["name"], c["input"]) for c in sc.tool_calls[:last]]
+    return tuple(name for name, tool_input in report.ledger if (name, tool_input) in returned)
 
 
 def _conclusion(moment: Moment, disk: DiskState, obs: Observation, report: ResumeReport,
-                saves_here: bool = True) -> str:
+                saves_here: bool = True, reruns: tuple[str, ...] = ()) -> str:
     ran = [e for e in obs.ledger if isinstance(e, dict)]
     again = [e for e in report.ledger if any(e[0] == r.get("name") and e[1] == r.get("input")
                                                 for r in ran)]
@@ -284,8 +302,10 @@ def _conclusion(moment: Moment, disk: DiskState, obs: Observation, report: Resum
         return (f"no save happens here, so it picks up after turn {turns} and asks the model "
                 "again; the tool has not run yet, so nothing is lost but the model's answer.")
     if moment.kind == "save":
+        lost = (f"and with it the result of {_tool_names([(n,) for n in reruns])}, which had "
+                "finished: it runs a second time" if reruns else "and nothing else")
         return (f"the previous save is intact: it picks up after turn {turns} and asks the model "
-                "again. The half-done save is lost, and nothing else.")
+                f"again. The half-done save is lost, {lost}.")
     return (f"it picks up after turn {turns} and asks the model again: nothing is lost but the "
             "model call that was in flight, which has no side effects.")
 
@@ -318,18 +338,15 @@ class Timeline:
         return self.states[key]
 
     def to_text(self) -> str:
-        """Every moment under the four loops, as a table of what is on disk."""
+        """Every moment under the loops, as a table of what a crash leaves (`OUTCOMES`)."""
         combos = [(sp, wm) for sp in SAVE_POINTS for wm in WRITE_MODES]
         width = max(len(m.short) for m in self.moments) + 4
-        head = " | ".join(f"{sp}, {wm}".ljust(22) for sp, wm in combos)
+        head = " | ".join(f"{sp}, {wm}".ljust(30) for sp, wm in combos)
         lines = [f"Crash timeline of {self.scenario}: what is on disk when the process dies",
                  "", f"{'moment'.ljust(width)} | {head}", "-" * (width + 3 + len(head))]
         for m in self.moments:
-            cells = []
-            for sp, wm in combos:
-                s = self.state(m, sp, wm)
-                cell = s.disk.kind if s.saves_here else f"{s.disk.kind} (no save)"
-                cells.append(cell.ljust(22))
+            cells = [(s.outcome if s.saves_here else f"{s.outcome} (no save)").ljust(30)
+                     for s in (self.state(m, sp, wm) for sp, wm in combos)]
             lines.append(f"{f'{m.index + 1}. {m.short}'.ljust(width)} | {' | '.join(cells)}")
         return "\n".join(lines)
 
@@ -354,9 +371,10 @@ def _run_variant(scenario: str, save_points: str, write_mode: str, moments: list
                     "crash runs, so it stops here.")
             disk = _disk(moment, obs, sc)
             report = resume(obs.checkpoint, scenario=scenario)
+            reruns = _returned_reruns(moment, report, sc)
             states[(moment.id, save_points, write_mode)] = TimelineState(
                 moment, save_points, write_mode, point, saves_here, disk, obs, report,
-                _conclusion(moment, disk, obs, report, saves_here))
+                _conclusion(moment, disk, obs, report, saves_here, reruns), reruns)
     return states
 
 

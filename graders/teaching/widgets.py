@@ -42,6 +42,7 @@ __all__ = [
     "show_timeline",
     "disk_html",
     "resume_html",
+    "state_html",
     "StripCell",
     "strip_cells",
     "no_save_note",
@@ -161,6 +162,23 @@ def resume_html(state: TimelineState) -> str:
     return f"<p><b>What resume concludes:</b> {html.escape(state.conclusion)}</p>"
 
 
+def state_html(state: TimelineState, moments: int) -> str:
+    """Everything one redraw shows: the moment, the loop, the disk view, resume's conclusion.
+
+    ``data-moment`` (1-based) and ``data-state`` on the outer element say what it was drawn for.
+    """
+    note = no_save_note(state)
+    shown_for = html.escape(f"{state.save_points}|{state.write_mode}|{state.point}", quote=True)
+    return (f'<div class="cl-state" data-moment="{state.moment.index + 1}" '
+            f'data-state="{shown_for}">'
+            f'<p><span class="cl-moment">Moment {state.moment.index + 1} of {moments}: '
+            f"<b>{html.escape(state.moment.label)}</b></span></p>"
+            f'<p class="cl-loop">Loop: <b>{html.escape(state.variant)}</b>; harness crash point '
+            f"<code>{html.escape(state.point)}</code>.{' ' + html.escape(note) if note else ''}"
+            f'</p><div class="cl-disk-view">{disk_html(state)}</div>'
+            f'<div class="cl-resume-view">{resume_html(state)}</div></div>')
+
+
 def _strip_label(moment) -> str:
     if moment.kind == "save":
         return f"save {moment.phase}{moment.k}"
@@ -186,11 +204,11 @@ class StripCell:
 
 def strip_cells(timeline: Timeline, index: int, save_points: str, write_mode: str
                 ) -> list[StripCell]:
-    """The strip's moments for one loop, coloured by what a crash there leaves on disk."""
+    """The strip's moments for one loop, coloured by what a crash there leaves (its outcome)."""
     cells = []
     for moment in timeline.moments:
         state = timeline.state(moment, save_points, write_mode)
-        kind = state.disk.kind
+        kind = state.outcome
         title = f"{moment.index + 1}. {moment.label}: {kind}"
         if not state.saves_here:
             title += " (this loop does not save here)"
@@ -208,8 +226,17 @@ def no_save_note(state: TimelineState) -> str:
     return f"This loop does not save at this moment: it goes straight on to {then}."
 
 
+#: What each colour of the strip means, as a tooltip on its legend entry.
+_LEGEND_TITLES = {"no trace": "no checkpoint.json, or none that names the call in flight",
+                  "torn JSON": "checkpoint.json cut off: resume cannot parse it",
+                  "finished tool reruns": "a readable checkpoint, but resume runs a tool again "
+                                          "that had already finished",
+                  "checkpoint": "a readable checkpoint resume can carry on from"}
+
+
 def _legend_html() -> str:
-    spans = "".join(f'<span style="background:{c};color:{INK}">{html.escape(k)}</span> '
+    spans = "".join(f'<span style="background:{c};color:{INK}" '
+                    f'title="{html.escape(_LEGEND_TITLES.get(k, k))}">{html.escape(k)}</span> '
                     for k, c in KIND_COLOURS.items())
     return (f'<div class="cl-legend" style="font-size:80%">What a crash leaves: {spans}'
             "(striped: this loop does not save there). Click a moment, or use the slider.</div>")
@@ -247,21 +274,19 @@ class TimelineView(TextFallback, widgets.VBox):
         row.add_class("cl-strip-row")
         self.strip = widgets.VBox([row, widgets.HTML(_legend_html())])
         self.strip.add_class("cl-timeline-strip")
-        self.loop = widgets.HTML()
-        self.disk = widgets.HTML()
-        self.disk.add_class("cl-disk-view")
-        self.resume = widgets.HTML()
-        self.resume.add_class("cl-resume-view")
+        # The moment, the loop, the disk and resume's conclusion are one widget, so one redraw
+        # writes them together: the page never shows one moment's disk under another's label.
+        self.state_view = widgets.HTML()
+        self.state_view.add_class("cl-state-view")
         for control in (self.crash_point, self.save_points, self.write_mode):
             control.observe(lambda _change: self.refresh(), names="value")
         self.refresh()
         title = widgets.HTML(
             f"<b>Crash timeline of {html.escape(timeline.scenario)}</b>: every moment of a real "
-            "run. Pick where the process dies and which loop runs; each view below is what the "
+            "run. Pick which loop runs and where the process dies; the view below is what the "
             "crash harness found on disk.")
-        super().__init__([style_widget(), title, self.strip, self.crash_point,
-                          self.moment_label, self.save_points, self.write_mode, self.loop,
-                          self.disk, self.resume], **kwargs)
+        super().__init__([style_widget(), title, self.save_points, self.write_mode, self.strip,
+                          self.crash_point, self.state_view], **kwargs)
         self.add_class("cl-timeline")
 
     @property
@@ -277,9 +302,6 @@ class TimelineView(TextFallback, widgets.VBox):
     def refresh(self) -> None:
         """Redraw the views from the toggles (called on every change)."""
         state = self.current
-        self.moment_label.value = (f'<span class="cl-moment">Moment {state.moment.index + 1} of '
-                                   f"{len(self.timeline.moments)}: "
-                                   f"<b>{html.escape(state.moment.label)}</b></span>")
         for cell, button in zip(strip_cells(self.timeline, state.moment.index,
                                             state.save_points, state.write_mode),
                                 self.moment_buttons, strict=True):
@@ -292,12 +314,7 @@ class TimelineView(TextFallback, widgets.VBox):
                     button.add_class(cls)
                 elif not on and cls in button._dom_classes:
                     button.remove_class(cls)
-        note = no_save_note(state)
-        self.loop.value = (f"<p>Loop: <b>{html.escape(state.variant)}</b>; harness crash point "
-                           f"<code>{html.escape(state.point)}</code>."
-                           f"{' ' + html.escape(note) if note else ''}</p>")
-        self.disk.value = disk_html(state)
-        self.resume.value = resume_html(state)
+        self.state_view.value = state_html(state, len(self.timeline.moments))
 
     def fallback_text(self) -> str:
         return (self.timeline.to_text() + "\n\n" + self.current.to_text()

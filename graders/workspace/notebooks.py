@@ -17,9 +17,9 @@ ships later is added at the next sync.
 
 A copy differs from the release in one place: its ``language_info`` metadata is the kernel's
 (this Python's), so JupyterLab does not mark a notebook modified the moment its kernel starts.
-`before_save` is the workspace's pre-save hook (``graders/data/jupyter/config``): a saved
-notebook keeps a one-line "run this cell" in place of each widget, which a reopened notebook
-could not show.
+`before_save` is the course's pre-save hook (`graders.workspace.jupyter_extension` registers it
+in any JupyterLab started in the course's environment): a saved notebook keeps a one-line "run
+this cell" in place of each widget, which a reopened notebook could not show.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -113,10 +114,13 @@ def course_root() -> Path:
     """The folder that holds the course's ``lessons/`` and ``exercises/``.
 
     ``CHECKPOINT_LAB_COURSE`` names it explicitly; otherwise it is the checkout the ``graders``
-    package was installed from (``pip install -e .``).
+    package was installed from (``pip install -e .``), the current folder, or the repository
+    folder of a repo2docker image (``REPO_DIR``) when the package was installed with pip.
     """
     env = os.environ.get("CHECKPOINT_LAB_COURSE")
-    candidates = [Path(env)] if env else [Path(__file__).resolve().parents[2]]
+    candidates = [Path(env)] if env else [
+        Path(__file__).resolve().parents[2], Path.cwd(),
+        *([Path(os.environ["REPO_DIR"])] if os.environ.get("REPO_DIR") else [])]
     for root in candidates:
         if (root / "lessons").is_dir() and (root / "exercises").is_dir():
             return root
@@ -188,20 +192,40 @@ WIDGET_HINT = "Run this cell to see the widget: widgets need the running kernel.
 _WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 
+def _uses_the_course(nb: dict, keys: tuple[str, ...]) -> bool:
+    """Whether ``nb`` is one of the course's notebooks: a cell imports ``graders``, or an output
+    carries one of the course's metadata ``keys`` (a widget's hint, a hint's counts)."""
+    for cell in nb.get("cells", []):
+        if not isinstance(cell, dict):
+            continue
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else str(source)
+        if re.search(r"^\s*(from|import)\s+graders\b", source, re.M):
+            return True
+        if any(isinstance(o, dict) and set(keys) & set(o.get("metadata") or {})
+               for o in cell.get("outputs") or []):
+            return True
+    return False
+
+
 def before_save(model: dict, **_kwargs) -> None:
     """Jupyter's pre-save hook: each widget output becomes its one-line "run this cell" hint.
 
     A widget's state lives in the kernel, so a reopened notebook cannot draw it and JupyterLab
-    says "Error displaying widget: model not found". The course's widgets name their hint in the
-    output's metadata (`graders.teaching._fallback.RERUN_KEY`; an empty hint drops the output);
-    any other widget gets `WIDGET_HINT`. Only the file changes: the notebook on screen keeps
-    its live widgets.
+    says "Error displaying widget: model not found". Only the course's notebooks are changed (a
+    cell imports ``graders``, or an output is one of its widgets or hints). The course's widgets
+    name their hint in the output's metadata (`graders.teaching._fallback.RERUN_KEY`; an empty
+    hint drops the output); any other widget gets `WIDGET_HINT`. The hint counts are kept in the
+    notebook's metadata (`graders.checks.hints.record_hints`). Only the file changes: the
+    notebook on screen keeps its live widgets.
     """
-    from graders.checks.hints import record_hints
+    from graders.checks.hints import METADATA_KEY, record_hints
     from graders.teaching._fallback import RERUN_KEY
 
     if model.get("type") != "notebook" or not isinstance(model.get("content"), dict):
         return
+    if not _uses_the_course(model["content"], (RERUN_KEY, METADATA_KEY)):
+        return  # another notebook in the same environment: saved as JupyterLab gives it
     record_hints(model["content"])  # how many hints were opened, into the notebook's metadata
     for cell in model["content"].get("cells", []):
         outputs = cell.get("outputs") if isinstance(cell, dict) else None

@@ -9,6 +9,13 @@ the workspace) cannot reach, and a workspace holds none by default: a student sh
 
 copies them into ``<workspace>/solutions/`` and says where they are. A copy the student already
 has (perhaps with notes of their own) is kept.
+
+The notebooks say to look once your checks pass. Until the visible checks of your saved copy of
+the exercise pass, both ask first: the notebook shows a "Copy the solutions anyway" button (or, in
+a viewer without widgets, ``solutions(2, anyway=True)``), the terminal asks "Copy them anyway?"
+(or takes ``--anyway``). The links ``solutions()`` shows are made from the notebook's own folder
+(Jupyter gives the kernel the notebook's path), never from wherever the kernel's current folder
+happens to be.
 """
 
 from __future__ import annotations
@@ -17,10 +24,12 @@ import argparse
 import html
 import os
 import shutil
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Copied", "add_arguments", "copy_solutions", "run", "solution_files", "solutions"]
+__all__ = ["Copied", "add_arguments", "copy_solutions", "not_passing", "run", "solution_files",
+           "solutions"]
 
 #: The exercises' levels; each has ``solutions/NN_<exercise>.py`` and its written answers.
 LEVELS = (1, 2, 3, 4)
@@ -47,8 +56,46 @@ def solution_files(level: int | None = None) -> list[Path]:
 
     folder = course_root() / "solutions"
     prefixes = (f"{level:02d}_",) if level else tuple(f"{n:02d}_" for n in LEVELS)
+    if not folder.is_dir():
+        raise FileNotFoundError(
+            f"this copy of the course has no solutions/ folder ({folder}): a class's image leaves "
+            "it out, and your instructor hands the solutions out")
     return sorted(p for p in folder.iterdir()
                   if p.is_file() and p.name.startswith(prefixes) and p.suffix in (".py", ".md"))
+
+
+def _exercise_names(level: int | None) -> list[str]:
+    """The exercise notebooks (``NN_name``) of ``level``, or of every level."""
+    from graders.checks import NOTEBOOKS
+
+    wanted = (f"{level:02d}_",) if level else tuple(f"{n:02d}_" for n in LEVELS)
+    return [name for name in NOTEBOOKS if name.startswith(wanted)]
+
+
+def not_passing(workspace: Path, level: int | None = None) -> list[str]:
+    """Why the student should try first: one line per exercise of ``level`` (default every
+    level) whose copy in ``workspace``, as last saved, does not pass its visible checks yet."""
+    from graders.cli import UsageError
+    from graders.cli.check import check_notebook
+    from graders.workspace.student_files import exercise_copy
+
+    session = Path(os.environ.get("JPY_SESSION_NAME", "") or ".")  # the notebook asking, if any
+    lines = []
+    for name in _exercise_names(level):
+        copy = session if session.name == f"{name}.ipynb" else exercise_copy(name, workspace)
+        shown = copy.relative_to(workspace).as_posix() if copy.is_relative_to(workspace) else copy
+        if not copy.is_file():
+            lines.append(f"{shown}: not in your workspace yet")
+            continue
+        try:
+            table = check_notebook(copy)
+        except UsageError as err:
+            lines.append(f"{shown}: cannot be checked ({err})")
+            continue
+        failing = [r.check_id for r in table.results if not r.passed]
+        if failing:
+            lines.append(f"{shown} (as last saved): {', '.join(failing)} not passed yet")
+    return lines
 
 
 def copy_solutions(workspace: Path, level: int | None = None) -> Copied:
@@ -71,6 +118,15 @@ def copy_solutions(workspace: Path, level: int | None = None) -> Copied:
     return copied
 
 
+def _notebook_folder() -> Path:
+    """The folder of the notebook this kernel runs (Jupyter says it in ``JPY_SESSION_NAME``);
+    the current folder where there is none."""
+    session = os.environ.get("JPY_SESSION_NAME", "")
+    if session.endswith(".ipynb") and Path(session).is_absolute():
+        return Path(session).parent
+    return Path.cwd()
+
+
 class _Shown:
     """The result of `solutions` in a notebook: links in JupyterLab, text elsewhere."""
 
@@ -87,9 +143,11 @@ class _Shown:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
+        # JupyterLab opens a relative link from the notebook's own folder
+        here = _notebook_folder()
         items = []
         for path in self.copied.files:
-            link = os.path.relpath(path, Path.cwd())
+            link = Path(os.path.relpath(path, here)).as_posix()
             kept = " (your copy, kept)" if path in self.copied.kept else ""
             items.append(f'<li><a href="{html.escape(link)}">solutions/{html.escape(path.name)}'
                          f"</a>{kept}</li>")
@@ -100,10 +158,57 @@ class _Shown:
         return str(self)
 
 
-def solutions(level: int | None = None, *, workspace: str | Path | None = None):
+def _ask_first_text(level: int | None, why: list[str]) -> str:
+    which = f"Level {level}" if level else "every level"
+    return ("The notebook says to look at the solutions once your checks pass, and they do not "
+            "yet:\n" + "\n".join(f"  {line}" for line in why) + "\nFinding the failures "
+            f"yourself is the exercise; `hint()` gives the next step. To copy {which}'s solutions "
+            "anyway: " + (f"solutions({level}, anyway=True)" if level else
+                          "solutions(anyway=True)"))
+
+
+def _ask_first(level: int | None, ws: Path, why: list[str]):
+    """A question with a button that copies the solutions anyway (text where there are no
+    widgets)."""
+    import ipywidgets as widgets
+
+    from graders.teaching._fallback import TextFallback
+
+    class AskFirst(TextFallback, widgets.VBox):
+        rerun_hint = "Run this cell again to see the solutions (or the question before them)."
+
+        def fallback_text(self) -> str:
+            return _ask_first_text(level, why)
+
+    which = f"Level {level}'s" if level else "every level's"
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in why)
+    question = widgets.HTML(
+        "<p>The notebook says to look at the solutions <b>once your checks pass</b>, and they "
+        f"do not yet:</p><ul>{items}</ul><p>Finding the failures yourself is the exercise; "
+        "<code>hint()</code> gives the next step.</p>")
+    button = widgets.Button(description=f"Copy {which} solutions anyway",
+                            layout=widgets.Layout(width="auto"))
+    button.add_class("cl-solutions-anyway")
+    view = AskFirst([question, button])
+    view.add_class("cl-solutions-ask")
+
+    def copy_anyway(_button) -> None:
+        shown = _Shown(copy_solutions(ws, level), ws)
+        done = widgets.HTML(shown._repr_html_())
+        done.add_class("cl-solutions-copied")
+        view.children = [done]
+
+    button.on_click(copy_anyway)
+    return view
+
+
+def solutions(level: int | None = None, *, workspace: str | Path | None = None,
+              anyway: bool = False):
     """In a notebook: copy the solutions into your workspace and show where they are.
 
-    ``level`` is 1 to 4 (default: every level). Nothing is copied while the work is graded.
+    ``level`` is 1 to 4 (default: every level). Until the visible checks of your saved copy of
+    the exercise pass, it asks first (a button; ``anyway=True`` skips the question). Nothing is
+    copied while the work is graded.
     """
     from graders.checks import in_grading_kernel
     from graders.workspace.student_files import workspace_path
@@ -111,7 +216,18 @@ def solutions(level: int | None = None, *, workspace: str | Path | None = None):
     if in_grading_kernel():
         print("Nothing is copied while your work is graded.")
         return None
+    if level is not None and level not in LEVELS:
+        raise ValueError(f"there is no level {level}: give 1 to {LEVELS[-1]}, or nothing for "
+                         "every level")
     ws = workspace_path(workspace)
+    try:
+        solution_files(level)
+    except FileNotFoundError as err:
+        print(f"No solutions to copy: {err}.")
+        return None
+    why = [] if anyway else not_passing(ws, level)
+    if why:
+        return _ask_first(level, ws, why)
     return _Shown(copy_solutions(ws, level), ws)
 
 
@@ -126,10 +242,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workspace", metavar="DIR", default=None,
                         help="your working folder (default: the one JupyterLab serves, else "
                         "workspace/ in the course's folder)")
+    parser.add_argument("--anyway", action="store_true",
+                        help="copy them even though your checks do not pass yet (without it, "
+                        "you are asked first)")
+
+
+def _confirmed(args: argparse.Namespace, ws: Path) -> bool:
+    """Whether to copy: the checks pass, --anyway, or the student says yes when asked."""
+    if args.anyway:
+        return True
+    why = not_passing(ws, args.level)
+    if not why:
+        return True
+    which = f"Level {args.level}'s" if args.level else "every level's"
+    print("The notebooks say to look at the solutions once your checks pass, and they do not "
+          "yet:")
+    for line in why:
+        print(f"  {line}")
+    print("Finding the failures yourself is the exercise; `hint()` in the notebook gives the "
+          "next step.")
+    if not sys.stdin.isatty():
+        print(f"Nothing copied. To copy {which} solutions anyway: checkpoint-lab solutions "
+              f"{args.level or ''} --anyway".replace("  ", " "))
+        return False
+    try:
+        answer = input(f"Copy {which} solutions anyway? [y/N] ")
+    except EOFError:
+        answer = ""
+    if answer.strip().lower() not in ("y", "yes"):
+        print("Nothing copied.")
+        return False
+    return True
 
 
 def run(args: argparse.Namespace) -> int:
-    """Copy the solutions; print where they are."""
+    """Copy the solutions (asking first while the checks do not pass); print where they are."""
     from graders.cli import UsageError
     from graders.workspace.notebooks import WorkspaceError
     from graders.workspace.student_files import workspace_path
@@ -138,6 +285,12 @@ def run(args: argparse.Namespace) -> int:
     if not ws.is_dir():
         raise UsageError(f"there is no workspace {ws}; open the course once with `python3 "
                          "course.py lab` (it makes it), or give --workspace DIR")
+    try:
+        solution_files(args.level)
+    except FileNotFoundError as err:
+        raise UsageError(str(err)) from None
+    if not _confirmed(args, ws):
+        return 1
     try:
         copied = copy_solutions(ws, args.level)
     except (WorkspaceError, FileNotFoundError, OSError) as err:
