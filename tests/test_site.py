@@ -118,7 +118,7 @@ def test_the_course_wheel_holds_the_packages_and_asks_only_for_ipywidgets(site):
         names = set(archive.namelist())
         metadata = next(archive.read(n).decode() for n in names if n.endswith("/METADATA"))
     assert "graders/checks/selfcheck.py" in names and "fake_llm/model.py" in names
-    assert "solutions/04_parallel_tool_calls.py" in names
+    assert "graders/data/teaching/parallel_turn_events.json" in names  # lesson 05's turn
     assert not any(n.endswith(".pyc") or "__pycache__" in n for n in names)
     assert re.findall(r"^Requires-Dist: (.*)$", metadata, re.M) == ["ipywidgets"]
 
@@ -243,6 +243,11 @@ def test_every_lesson_and_every_self_check_runs_in_the_sites_pyodide(site, tmp_p
     cost = "".join(c["printed"] for c in ran["lessons/06_claude_code_and_what_checkpoints_cost"
                                            ".ipynb"])
     assert "No plot here: it needs matplotlib" in cost
+    everything = "".join(c["printed"] for job in jobs for c in ran[job["name"]])
+    assert "The crash harness needs Linux or macOS" not in everything
+    # The exercises' own crash runs on the student's functions are recorded and replayed too.
+    explored = "".join(c["printed"] for c in ran[f"{LEVEL2} reference"])
+    assert "killed_during_tool_2" in explored and "Tools that ran: list_tickets" in explored
     for name in NOTEBOOKS:
         visible = {c.id for c in checks_for(name) if not c.hidden}
         starter = verdicts("\n".join(c["printed"] for c in ran[f"exercises/lesson2/{name}.ipynb"]))
