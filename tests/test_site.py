@@ -119,6 +119,7 @@ def test_the_course_wheel_holds_the_packages_and_asks_only_for_ipywidgets(site):
         metadata = next(archive.read(n).decode() for n in names if n.endswith("/METADATA"))
     assert "graders/checks/selfcheck.py" in names and "fake_llm/model.py" in names
     assert "graders/data/teaching/parallel_turn_events.json" in names  # lesson 05's turn
+    assert "solutions/04_parallel_tool_calls.py" in names  # lesson 05's other turn
     assert not any(n.endswith(".pyc") or "__pycache__" in n for n in names)
     assert re.findall(r"^Requires-Dist: (.*)$", metadata, re.M) == ["ipywidgets"]
 
@@ -288,7 +289,7 @@ def chromium_browser():
     """Debian's Chromium, headless (never ``playwright install``)."""
     from playwright.sync_api import sync_playwright
 
-    from tests.test_browser import CHROMIUM_FLAGS, require_browser
+    from tests.browser import CHROMIUM_FLAGS, require_browser
 
     executable = require_browser()
     with sync_playwright() as playwright:
@@ -371,7 +372,7 @@ def open_in_site(visit: Visit, base: str, relpath: str) -> float:
 
 def run_all_cells(visit: Visit) -> list[dict]:
     """Run ▸ Run All Cells; wait for every cell; the code cells with their outputs."""
-    from tests.test_browser import run_all
+    from tests.browser import run_all
 
     run_all(visit.page)
     visit.page.wait_for_function(_KERNEL_IDLE, timeout=RUN_MS, polling=250)
@@ -421,7 +422,8 @@ def test_lesson_2_runs_top_to_bottom_in_the_browser_with_no_request_off_loopback
     assert "No fork here: these crash states come from one recorded run" in printed
 
     # The timeline is drawn, and answers a click: the widgets talk to the browser's kernel.
-    from tests.test_browser import _toggle, visible
+    from tests.browser import visible
+    from tests.test_browser import _toggle
 
     disk = visible(visit.page, ".cl-timeline .cl-disk-view .cl-disk")
     disk.scroll_into_view_if_needed()

@@ -1,7 +1,8 @@
 """The course's own packages, ``graders`` and ``fake_llm``, as one wheel the browser kernel loads.
 
 Written here with ``zipfile`` (the wheel format is a zip with three metadata files), so the
-build needs no build backend and no network. The wheel names only ``ipywidgets`` as a
+build needs no build backend and no network. It also carries the one file outside them that
+they read (:data:`DATA_FILES`). The wheel names only ``ipywidgets`` as a
 requirement: the lessons and self-checks need nothing else the browser has not got, and the
 desktop's requirements (JupyterLab, nbgrader, matplotlib) have no place in a browser tab. Its
 version carries a hash of its contents, so a browser never keeps an older copy under the same name.
@@ -18,6 +19,12 @@ __all__ = ["DIST_NAME", "write_course_wheel"]
 
 DIST_NAME = "checkpoint_lab"
 PACKAGES = ("graders", "fake_llm")
+#: Files of the course outside the packages that the packages read, kept at the same place
+#: relative to them (``site-packages/solutions/...``): lesson 05 runs Level 4's reference loop
+#: on each turn it shows whose run the package does not hold recorded
+#: (``graders.teaching.parallel_turn``; its data holds incident-triage's, the lesson also shows
+#: release-audit's).
+DATA_FILES = ("solutions/04_parallel_tool_calls.py",)
 _STAMP = (2020, 2, 2, 0, 0, 0)
 
 
@@ -27,7 +34,7 @@ def _files(root: Path) -> list[Path]:
         for path in sorted((root / package).rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
                 found.append(path)
-    return found
+    return found + [root / name for name in DATA_FILES]
 
 
 def _digest(data: bytes) -> str:
