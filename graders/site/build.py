@@ -4,13 +4,13 @@ The build stages a JupyterLite project in a temporary folder and lets ``jupyterl
 the site from it:
 
 - ``static/pyodide/``: Pyodide's core files, the kernel's wheels and their lockfile
-  (:mod:`graders.site.kernel`); the Pyodide kernel's addon copies it into the site and points the
-  kernel at it (``pyodideUrl``), in place of its default CDN;
+  (:mod:`graders.site.kernel`), put into the site once it is built; ``pyodideUrl`` points the
+  kernel at it, in place of its default CDN;
 - ``files/``: the released notebooks, laid out as in a student's workspace (``lessons/``,
   ``exercises/lesson2/``);
-- ``jupyter_lite_config.json``: two JupyterLab extensions only (the Pyodide kernel and
-  ipywidgets' manager), never whatever else this Python has installed (nbgrader's would ask a
-  server that is not there);
+- ``jupyter_lite_config.json``: two JupyterLab extensions only, from their pinned wheels (the
+  Pyodide kernel's and ipywidgets' manager), never whatever else this Python has installed
+  (nbgrader's would ask a server that is not there);
 - ``jupyter-lite.json`` and ``overrides.json``: the kernel loads every wheel at start and never
   looks for PyPI; JupyterLab fetches no news and checks for no update.
 
@@ -31,13 +31,11 @@ from pathlib import Path
 
 from graders.site.course_wheel import write_course_wheel
 from graders.site.fetch import SiteError, kernel_wheels, pyodide_files
-from graders.site.kernel import KERNEL_PLUGIN, extension_dir, extension_wheels, write_lockfile
+from graders.site.kernel import KERNEL_PLUGIN, extension_wheels, write_lockfile
 from graders.site.notebooks import write_contents
 
 __all__ = ["SiteReport", "build_site", "default_cache"]
 
-_WIDGETS = ("@jupyter-widgets", "jupyterlab-manager")
-_KERNEL_EXTENSION = ("@jupyterlite", "pyodide-kernel-extension")
 _SETTINGS = {
     "@jupyterlab/apputils-extension:notification": {"fetchNews": "false",
                                                     "checkForUpdates": False},
@@ -65,14 +63,18 @@ def _write_json(path: Path, data: dict) -> None:
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
-def _stage_kernel(root: Path, cache: Path, stage: Path) -> list[str]:
+def _stage_kernel(root: Path, cache: Path, stage: Path) -> tuple[list[str], list[str]]:
+    """Stage ``static/pyodide/`` (copied into the site once built); the packages the kernel
+    loads, and the wheels of the two JupyterLab extensions the site has."""
     folder = stage / "static" / "pyodide"
     npm_lock = pyodide_files(cache, folder)
     shutil.move(npm_lock, stage / "npm-pyodide-lock.json")
-    version = _course_version(root)
-    wheels = [*kernel_wheels(cache), *extension_wheels(),
-              write_course_wheel(root, stage / "course-wheel", version)]
-    return write_lockfile(stage / "npm-pyodide-lock.json", wheels, folder)
+    wheels, extension = kernel_wheels(cache)
+    widgets = next(w for w in wheels if w.name.startswith("jupyterlab_widgets-"))
+    wheels += [*extension_wheels(extension, stage / "extension-wheels"),
+               write_course_wheel(root, stage / "course-wheel", _course_version(root))]
+    packages = write_lockfile(stage / "npm-pyodide-lock.json", wheels, folder)
+    return packages, [str(extension), str(widgets)]
 
 
 def _course_version(root: Path) -> str:
@@ -82,13 +84,12 @@ def _course_version(root: Path) -> str:
         return tomllib.load(f)["project"]["version"]
 
 
-def _stage_config(stage: Path, packages: list[str]) -> None:
+def _stage_config(stage: Path, packages: list[str], extensions: list[str]) -> None:
     _write_json(stage / "jupyter_lite_config.json", {"LiteBuildConfig": {
         "apps": ["lab"],
         "contents": ["files"],
         "ignore_sys_prefix": ["federated_extensions"],
-        "federated_extensions": [str(extension_dir(_KERNEL_EXTENSION)),
-                                 str(extension_dir(_WIDGETS))],
+        "federated_extensions": extensions,
         "no_sourcemaps": True,
         "no_unused_shared_packages": True,
     }})
@@ -97,6 +98,7 @@ def _stage_config(stage: Path, packages: list[str]) -> None:
         "jupyter-config-data": {
             "appName": "Checkpoint Lab",
             "litePluginSettings": {KERNEL_PLUGIN: {
+                "pyodideUrl": "./static/pyodide/pyodide.mjs",
                 "disablePyPIFallback": True,
                 "loadPyodideOptions": {"packages": packages},
             }},
@@ -135,10 +137,13 @@ def build_site(root: Path, output: Path, cache: Path | None = None) -> SiteRepor
     report = SiteReport(output)
     with tempfile.TemporaryDirectory(prefix="checkpoint-lab-site-") as tmp:
         stage = Path(tmp)
-        report.packages = _stage_kernel(root, cache, stage)
+        report.packages, extensions = _stage_kernel(root, cache, stage)
         report.notebooks = write_contents(root, stage / "files")
-        _stage_config(stage, report.packages)
+        _stage_config(stage, report.packages, extensions)
         _jupyter_lite_build(stage, output)
+        shutil.copytree(stage / "static" / "pyodide", output / "static" / "pyodide",
+                        dirs_exist_ok=True)
+    (output / ".nojekyll").touch()  # GitHub Pages serves it as it is (no Jekyll)
     report.seconds = time.monotonic() - started
     report.size_bytes = sum(p.stat().st_size for p in output.rglob("*") if p.is_file())
     return report

@@ -15,7 +15,13 @@ import sys
 import tarfile
 from pathlib import Path
 
-from graders.site.pins import KERNEL_WHEELS, PYODIDE, PYODIDE_FILES, PYTHON_VERSION
+from graders.site.pins import (
+    KERNEL_EXTENSION,
+    KERNEL_WHEELS,
+    PYODIDE,
+    PYODIDE_FILES,
+    PYTHON_VERSION,
+)
 
 __all__ = ["SiteError", "kernel_wheels", "pyodide_files"]
 
@@ -84,11 +90,13 @@ def _cached_wheel(folder: Path, name: str, version: str, sha256: str) -> Path | 
     return None
 
 
-def kernel_wheels(cache: Path) -> list[Path]:
-    """The pinned kernel wheels, from ``cache/wheels`` or else downloaded there from PyPI."""
+def kernel_wheels(cache: Path) -> tuple[list[Path], Path]:
+    """The pinned kernel wheels and the kernel's extension wheel, from ``cache/wheels`` or else
+    downloaded there from PyPI."""
+    pins = (*KERNEL_WHEELS, KERNEL_EXTENSION)
     folder = cache / "wheels"
     folder.mkdir(parents=True, exist_ok=True)
-    missing = [pin for pin in KERNEL_WHEELS if _cached_wheel(folder, *pin) is None]
+    missing = [pin for pin in pins if _cached_wheel(folder, *pin) is None]
     if missing:
         requirements = folder / "requirements.txt"
         requirements.write_text("".join(f"{name}=={version} --hash=sha256:{sha}\n"
@@ -97,8 +105,9 @@ def kernel_wheels(cache: Path) -> list[Path]:
               "--python-version", PYTHON_VERSION, "--require-hashes", "--disable-pip-version-check",
               "-q", "-d", str(folder), "-r", str(requirements)],
              f"downloading {len(missing)} wheels for the browser kernel from PyPI")
-    found = [_cached_wheel(folder, *pin) for pin in KERNEL_WHEELS]
-    absent = [pin[0] for pin, path in zip(KERNEL_WHEELS, found, strict=True) if path is None]
+    found = [_cached_wheel(folder, *pin) for pin in pins]
+    absent = [pin[0] for pin, path in zip(pins, found, strict=True) if path is None]
     if absent:
         raise SiteError(f"pip download left no matching wheel of {', '.join(absent)} in {folder}")
-    return [path for path in found if path is not None]
+    wheels = [path for path in found if path is not None]
+    return wheels[:-1], wheels[-1]

@@ -6,7 +6,8 @@ with its real sha256, written by ``pyodide-lock`` (Pyodide's own library for the
 
 - the pinned pure-Python wheels from PyPI (:data:`graders.site.pins.KERNEL_WHEELS`);
 - the kernel extension's own wheels (``piplite``, ``pyodide_kernel``, and its stand-ins for
-  ``ipykernel`` and ``widgetsnbextension``), which ``jupyterlite-pyodide-kernel`` ships;
+  ``ipykernel`` and ``widgetsnbextension``), which ``jupyterlite-pyodide-kernel``'s wheel
+  carries;
 - the course's wheel (:mod:`graders.site.course_wheel`).
 
 Every one of them is loaded when the kernel starts (``loadPyodideOptions.packages``), so the
@@ -17,42 +18,38 @@ from __future__ import annotations
 
 import json
 import shutil
+import zipfile
 from pathlib import Path
 
 from graders.site.fetch import SiteError
 from graders.site.pins import PYODIDE
 
-__all__ = ["KERNEL_PLUGIN", "extension_dir", "extension_wheels", "write_lockfile"]
+__all__ = ["KERNEL_PLUGIN", "extension_wheels", "write_lockfile"]
 
 #: The kernel extension's plugin id, under which ``jupyter-lite.json`` holds its settings.
 KERNEL_PLUGIN = "@jupyterlite/pyodide-kernel-extension:kernel"
-_EXTENSION = ("@jupyterlite", "pyodide-kernel-extension")
+#: Where, in ``jupyterlite-pyodide-kernel``'s wheel, the wheels it ships for the kernel are.
+_SHIPPED = "/share/jupyter/labextensions/@jupyterlite/pyodide-kernel-extension/static/pypi/"
 #: The extension's stand-in wheels that the site loads (its ``widgetsnbextension`` 3.x stand-in
 #: is for ipywidgets 7, which the course does not use).
 _EXTENSION_WHEELS = ("piplite-", "pyodide_kernel-", "ipykernel-", "widgetsnbextension-4.")
 
 
-def extension_dir(name: tuple[str, ...]) -> Path:
-    """Where a JupyterLab extension (e.g. ``("@jupyter-widgets", "jupyterlab-manager")``) is
-    installed for this Python."""
-    from jupyter_core.paths import jupyter_path
-
-    for root in jupyter_path("labextensions"):
-        candidate = Path(root).joinpath(*name)
-        if (candidate / "package.json").exists():
-            return candidate
-    raise SiteError(f"the JupyterLab extension {'/'.join(name)} is not installed for this Python "
-                    "(install the course's `site` extra: pip install -e '.[site]')")
-
-
-def extension_wheels() -> list[Path]:
-    """The wheels ``jupyterlite-pyodide-kernel`` ships for the kernel to load."""
-    folder = extension_dir(_EXTENSION) / "static" / "pypi"
-    found = sorted(p for p in folder.glob("*.whl") if p.name.startswith(_EXTENSION_WHEELS))
+def extension_wheels(extension_wheel: Path, folder: Path) -> list[Path]:
+    """The wheels ``jupyterlite-pyodide-kernel`` ships for the kernel to load, taken out of its
+    own wheel (``extension_wheel``) into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    found = []
+    with zipfile.ZipFile(extension_wheel) as archive:
+        for name in archive.namelist():
+            base = name.rpartition("/")[2]
+            if _SHIPPED in name and base.startswith(_EXTENSION_WHEELS) and base.endswith(".whl"):
+                found.append(folder / base)
+                found[-1].write_bytes(archive.read(name))
     if len(found) != len(_EXTENSION_WHEELS):
-        raise SiteError(f"{folder} holds {[p.name for p in found]}; expected one wheel each of "
-                        f"{', '.join(w.rstrip('-.') for w in _EXTENSION_WHEELS)}")
-    return found
+        raise SiteError(f"{extension_wheel.name} holds {[p.name for p in found]}; expected one "
+                        f"wheel each of {', '.join(w.rstrip('-.') for w in _EXTENSION_WHEELS)}")
+    return sorted(found)
 
 
 def write_lockfile(npm_lock: Path, wheels: list[Path], folder: Path) -> list[str]:

@@ -1,11 +1,13 @@
-"""What the browser site is built from, pinned: Pyodide's files from npm, the kernel's wheels from
-PyPI, each with the hash the registry gave when it was pinned.
+"""What the browser site is built from, pinned: Pyodide's files from npm, the kernel's wheels and
+its JupyterLab extension from PyPI, each with the hash the registry gave when it was pinned.
 
-The build tools themselves (``jupyterlite-core``, ``jupyterlite-pyodide-kernel``, ``pyodide-lock``)
-are Python packages of the ``site`` extra, pinned in ``constraints.txt`` like every other.
+The build tools themselves (``jupyterlite-core``, ``pyodide-lock``) are Python packages of the
+``site`` extra, pinned in ``constraints.txt`` like every other. ``jupyterlite-pyodide-kernel`` is
+not installed but downloaded like the kernel's wheels: installed, it would put its JupyterLab
+extension into the course's own JupyterLab too, where it has no place.
 
 To move to a newer Pyodide: the kernel extension's own default (``PYODIDE_VERSION`` in
-``jupyterlite_pyodide_kernel/constants.py``) names the version it was tested with; its
+``jupyterlite_pyodide_kernel/constants.py`` in its wheel) names the version it was tested with; its
 ``pyodide-lock.json`` names the pure-Python wheels below at the versions it was built with. Take
 the same versions from PyPI and record their sha256 (``pip download --no-deps`` then
 ``sha256sum``), and the npm package's ``dist.integrity`` (``npm view pyodide@V dist.integrity``).
@@ -13,7 +15,7 @@ the same versions from PyPI and record their sha256 (``pip download --no-deps`` 
 
 from __future__ import annotations
 
-__all__ = ["PYODIDE", "PYODIDE_FILES", "KERNEL_WHEELS", "PYTHON_VERSION"]
+__all__ = ["PYODIDE", "PYODIDE_FILES", "KERNEL_WHEELS", "KERNEL_EXTENSION", "PYTHON_VERSION"]
 
 #: The npm package with Pyodide's core files, and its integrity (``npm view ... dist.integrity``).
 PYODIDE = {
@@ -29,6 +31,12 @@ PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_s
 
 #: The Python of that Pyodide (``info.python`` of its lockfile): the wheels must install on it.
 PYTHON_VERSION = "3.14"
+
+#: The Pyodide kernel's JupyterLab extension, and the wheels it ships for the kernel (``piplite``,
+#: ``pyodide_kernel``, its stand-ins for ``ipykernel`` and ``widgetsnbextension``):
+#: (name, version, sha256). Its default Pyodide is the one above.
+KERNEL_EXTENSION = ("jupyterlite-pyodide-kernel", "0.8.6",
+                    "c9e698420e7f95f156c09c1474898ee6727b35b1740b369cb5f5aaa59ea73d3f")
 
 #: Pure-Python wheels from PyPI that the kernel loads at start: (name, version, sha256).
 #: micropip and packaging (the kernel's package manager), IPython and what it needs, jedi/parso
