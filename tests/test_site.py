@@ -134,6 +134,30 @@ def test_the_build_refuses_a_folder_that_is_not_a_site(tmp_path):
     assert (tmp_path / "notes.txt").read_text() == "mine"
 
 
+
+def test_the_pages_workflow_builds_the_site_with_the_same_command_and_cache():
+    import yaml
+
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "site.yml").read_text())
+    steps = workflow["jobs"]["build"]["steps"]
+    runs = [step.get("run", "") for step in steps]
+    assert "python -m pip install -c constraints.txt -e '.[site]'" in runs
+    assert "checkpoint-lab site -o _site" in runs
+    cache = next(step["with"] for step in steps if step.get("uses", "").startswith(
+        "actions/cache"))
+    assert cache["path"] == ".site-cache" and "graders/site/pins.py" in cache["key"]
+    upload = next(step for step in steps if "upload-pages-artifact" in step.get("uses", ""))
+    assert upload["with"]["path"] == "_site"
+    assert workflow["jobs"]["deploy"]["steps"][0]["uses"].startswith("actions/deploy-pages")
+
+
+def test_the_site_tools_add_no_extension_to_the_courses_own_jupyterlab():
+    from jupyter_core.paths import jupyter_path
+
+    found = [str(path) for root in jupyter_path("labextensions")
+             for path in Path(root).glob("@jupyterlite/*")]
+    assert found == [], f"a JupyterLite extension would load in the desktop JupyterLab: {found}"
+
 # -- the course's fallbacks for a browser's Python ----------------------------------------------
 
 
@@ -226,6 +250,7 @@ def _errors(cells: list[dict]) -> list[str]:
             if c["error"]]
 
 
+@pytest.mark.timeout(900)
 def test_every_lesson_and_every_self_check_runs_in_the_sites_pyodide(site, tmp_path):
     from graders.checks import NOTEBOOKS, checks_for
     from graders.workspace.notebooks import released_notebooks
@@ -407,6 +432,7 @@ def _record_timing(name: str, seconds: float) -> None:
 
 
 @pytest.mark.browser
+@pytest.mark.timeout(900)  # a loaded 2-core machine: a kernel start alone has taken 70 s
 def test_lesson_2_runs_top_to_bottom_in_the_browser_with_no_request_off_loopback(
         visit, served, record_property):
     seconds = open_in_site(visit, served, LESSON)
@@ -498,6 +524,7 @@ def _self_check_in_browser(visit: Visit, base: str, name: str) -> tuple[dict, st
 
 
 @pytest.mark.browser
+@pytest.mark.timeout(900)
 def test_level_2_self_check_in_the_browser_agrees_with_checkpoint_lab_check(
         visit, served, tmp_path):
     variants = _level2_variants(tmp_path)
