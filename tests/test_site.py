@@ -34,6 +34,7 @@ ARTIFACTS = ROOT / "test-artifacts" / "site"
 LESSON = "lessons/02_two_save_points.ipynb"
 LEVEL2 = "02_two_latent_failures"
 EXERCISE = f"exercises/lesson2/{LEVEL2}.ipynb"
+COMMAND = str(Path(sys.executable).with_name("checkpoint-lab"))
 KERNEL_START_MS = 240_000
 RUN_MS = 240_000
 
@@ -55,15 +56,26 @@ def _missing_build_tool() -> str | None:
 
 @pytest.fixture(scope="session")
 def site(tmp_path_factory) -> Path:
-    """The course's site, built once by the real command into a temporary folder."""
+    """The course's site, built once by the real command into a temporary folder: first the
+    downloads (into ``.site-cache/``, from npm and PyPI), then the build itself with no network
+    at all (a network namespace of its own, where this machine can make one)."""
+    from graders.site.build import default_cache
+    from graders.site.fetch import kernel_wheels, pyodide_files
+
     reason = _missing_build_tool()
     if reason:
         if IN_CI:
             pytest.fail(f"CI=true and {reason}", pytrace=False)
         pytest.skip(reason)
+    cache = default_cache(ROOT)
+    kernel_wheels(cache)
+    pyodide_files(cache, tmp_path_factory.mktemp("pyodide-files"))
+    offline = ["unshare", "--map-root-user", "--net"]
+    if subprocess.run([*offline, "true"], capture_output=True).returncode != 0:
+        offline = []  # no user namespaces here: build with the network the machine has
     out = tmp_path_factory.mktemp("site") / "site"
-    done = subprocess.run([str(Path(sys.executable).with_name("checkpoint-lab")), "site", "-o",
-                           str(out)], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    done = subprocess.run([*offline, COMMAND, "site", "-o", str(out)], capture_output=True,
+                          text=True, cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"Built the course's site in {out}" in done.stdout, done.stdout
     return out
@@ -157,6 +169,17 @@ def test_the_site_tools_add_no_extension_to_the_courses_own_jupyterlab():
     found = [str(path) for root in jupyter_path("labextensions")
              for path in Path(root).glob("@jupyterlite/*")]
     assert found == [], f"a JupyterLite extension would load in the desktop JupyterLab: {found}"
+
+
+def test_a_cached_wheel_is_used_only_with_its_pinned_hash(tmp_path):
+    from graders.site.fetch import _cached_wheel
+
+    wheel = tmp_path / "six-1.17.0-py2.py3-none-any.whl"
+    wheel.write_bytes(b"not the wheel PyPI gave")
+    assert _cached_wheel(tmp_path, "six", "1.17.0", hashlib.sha256(b"x").hexdigest()) is None
+    pinned = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    assert _cached_wheel(tmp_path, "six", "1.17.0", pinned) == wheel
+    assert _cached_wheel(tmp_path, "six", "1.16.0", pinned) is None
 
 # -- the course's fallbacks for a browser's Python ----------------------------------------------
 
@@ -466,9 +489,6 @@ def test_lesson_2_runs_top_to_bottom_in_the_browser_with_no_request_off_loopback
 
 
 # -- Level 2's self-check in the browser, against checkpoint-lab check --------------------------
-
-COMMAND = str(Path(sys.executable).with_name("checkpoint-lab"))
-
 
 def _start(*args: str) -> subprocess.Popen:
     """``checkpoint-lab ARGS`` started now (it runs while the browser works); see `_finish`."""

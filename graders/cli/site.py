@@ -3,7 +3,7 @@
 The site is the six lessons and four exercises in JupyterLab, running on Pyodide in the browser
 tab: nothing to install, no server, no network once built. Publish ``DIR`` on any static host
 (README, "Try it in your browser"). The first build downloads Pyodide from npm and the kernel's
-wheels from PyPI into ``.site-cache/`` (about 15 MB); later builds need no network.
+wheels from PyPI into ``.site-cache/`` (about 12 MB); later builds need no network.
 """
 
 from __future__ import annotations
