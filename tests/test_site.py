@@ -136,14 +136,15 @@ def test_the_course_wheel_holds_the_packages_and_asks_only_for_ipywidgets(site):
     assert re.findall(r"^Requires-Dist: (.*)$", metadata, re.M) == ["ipywidgets"]
 
 
-def test_the_build_refuses_a_folder_that_is_not_a_site(tmp_path):
-    from graders.site.build import build_site
-    from graders.site.fetch import SiteError
-
+def test_the_command_refuses_a_folder_that_is_not_a_site(tmp_path):
     (tmp_path / "notes.txt").write_text("mine")
-    with pytest.raises(SiteError, match="is not a site this command built"):
-        build_site(ROOT, tmp_path, tmp_path / "cache")
+    done = subprocess.run([COMMAND, "site", "-o", str(tmp_path), "--cache",
+                           str(tmp_path / "cache")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(f"checkpoint-lab site: {tmp_path} exists and is not a site "
+                                  "this command built"), done.stderr
     assert (tmp_path / "notes.txt").read_text() == "mine"
+    assert not (tmp_path / "cache").exists()  # refused before any download
 
 
 

@@ -28,12 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build the site; print where it is and how to look at it."""
-    try:
-        from graders.site.build import build_site
-        from graders.site.fetch import SiteError
-    except ImportError as err:
-        raise UsageError(f"the site's build tools are not installed ({err.name} is missing): "
-                         "pip install -e '.[site]'") from None
+    from graders.site.build import build_site
+    from graders.site.fetch import SiteError
     from graders.workspace.notebooks import WorkspaceError, course_root
 
     try:

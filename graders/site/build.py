@@ -127,9 +127,23 @@ def _clear(output: Path) -> None:
     shutil.rmtree(output)
 
 
+def _tools_problem() -> str | None:
+    import importlib.util
+
+    missing = [name for name in ("jupyterlite_core", "pyodide_lock", "pkginfo")
+               if importlib.util.find_spec(name) is None]
+    if missing:
+        return (f"the site's build tools are not installed ({', '.join(missing)} missing): "
+                "pip install -e '.[site]' in the course's folder")
+    return None
+
+
 def build_site(root: Path, output: Path, cache: Path | None = None) -> SiteReport:
     """Build the course in ``root`` as a static site in ``output`` (replaced if it is a site
     built before); downloads are kept in ``cache`` (default ``root/.site-cache``)."""
+    problem = _tools_problem()
+    if problem:
+        raise SiteError(problem)
     started = time.monotonic()
     cache = (cache or default_cache(root)).resolve()
     output = output.resolve()

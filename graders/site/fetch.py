@@ -42,7 +42,8 @@ def _run(command: list[str], what: str) -> None:
     try:
         done = subprocess.run(command, capture_output=True, text=True, check=False)
     except FileNotFoundError:
-        raise SiteError(f"{what}: `{command[0]}` is not installed") from None
+        raise SiteError(f"{what}: `{command[0]}` is not installed (it comes with Node.js: "
+                        "Debian/Ubuntu `sudo apt-get install npm`, or nodejs.org)") from None
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
         raise SiteError(f"{what}: `{' '.join(command[:3])} ...` exited {done.returncode}: "
