@@ -249,6 +249,14 @@ def verdicts(text: str) -> dict[str, tuple[str, frozenset[str]]]:
             if status != "when graded"}
 
 
+def test_solutions_in_the_browser_say_where_they_are(monkeypatch, capsys):
+    from graders.workspace.solutions import solutions
+
+    monkeypatch.setattr(sys, "platform", "emscripten")
+    assert solutions(2) is None
+    assert "The solutions are not part of this website" in capsys.readouterr().out
+
+
 # -- every lesson and every self-check on the site's own Pyodide (Node, no browser) -------------
 
 RUNNER = Path(__file__).with_name("pyodide_runner")
