@@ -7,8 +7,13 @@ Playwright. Every request the browser makes is logged: none may leave loopback. 
 start (a fresh browser profile: nothing cached) is timed and written to
 ``test-artifacts/site/timings.json``.
 
-The tests without a browser hold the parts the site rests on: what the build writes, and the
-course's own fallbacks for a Python without fork, threads or matplotlib.
+In Chromium: Lesson 02 runs top to bottom, its timeline answers a click; Level 2's self-check
+gives the verdicts ``checkpoint-lab check`` gives, for the starter and the reference; ``hint()``
+answers; the downloaded notebook is graded by ``checkpoint-lab grade``. Under Node, on the
+site's own Pyodide (``tests/pyodide_runner``): every lesson runs top to bottom and every
+exercise's self-check fails the starter and passes the reference. The tests without either hold
+the parts the site rests on: what the build writes, and the course's own fallbacks for a Python
+without fork, threads or matplotlib.
 """
 
 from __future__ import annotations
