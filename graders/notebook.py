@@ -70,6 +70,7 @@ _WHERE = {
     "plot_save_cost": "graders.teaching.cost",
     "read_cost": "graders.teaching.cost",
     "figure_png": "graders.teaching.cost",
+    "show_save_cost": "graders.teaching.cost",
     # the workspace
     "solutions": "graders.workspace.solutions",
 }

@@ -70,23 +70,20 @@ show_quiz("claude_code_unit")
 # %%
 import tempfile
 
-from IPython.display import Image
-
 from graders.notebook import (
     TOOL_LATENCY,
-    figure_png,
     filesystem_of,
     measure_save_cost,
-    plot_save_cost,
     read_cost,
     say,
+    show_save_cost,
 )
 
 with tempfile.TemporaryDirectory(dir=".", prefix=".checkpoint-cost-") as folder:
     measurement = measure_save_cost(turns=16, directory=folder)
     disk = filesystem_of(folder)
 say(disk.describe())
-Image(figure_png(plot_save_cost(measurement, tool_latency=TOOL_LATENCY)))
+show_save_cost(measurement, tool_latency=TOOL_LATENCY)
 
 # %%
 say(read_cost(measurement, tool_latency=TOOL_LATENCY))

@@ -182,9 +182,8 @@ def grade_fields(cells: AnswerCells, checks: list[Check], timeout: float | None,
     """Grade Level 1's answer cells ``cells`` on ``checks``; check id -> CheckResult.
 
     Each check is a run in its own sandbox: side by side, the threads only wait."""
-    from concurrent.futures import ThreadPoolExecutor
-
     from graders.checks.grading_faults import cannot_grade, grader_fault
+    from graders.parallel import side_by_side
 
     def one(check: Check) -> CheckResult:
         try:
@@ -197,8 +196,7 @@ def grade_fields(cells: AnswerCells, checks: list[Check], timeout: float | None,
         except Exception as exc:  # noqa: BLE001 - one check's fault must not stop the others
             return grader_fault(check.id, exc)
 
-    with ThreadPoolExecutor(len(checks) or 1) as pool:
-        return dict(zip((c.id for c in checks), pool.map(one, checks), strict=True))
+    return dict(zip((c.id for c in checks), side_by_side(one, checks), strict=True))
 
 
 def _run_live_save(check: Check, functions: dict) -> CheckResult:

@@ -69,7 +69,7 @@ def grade_crash_matrix(cells: AnswerCells, checks: list[Check], timeout,
 def run_crash_matrix(submission, checks: list[Check], timeout,
                      fallback: bool = False) -> dict[str, CheckResult]:
     """Run ``checks`` on ``submission``: one harness per scenario, side by side for a source."""
-    from concurrent.futures import ThreadPoolExecutor
+    from graders.parallel import side_by_side
 
     scenarios = list(dict.fromkeys(c.scenario for c in checks))
 
@@ -83,8 +83,7 @@ def run_crash_matrix(submission, checks: list[Check], timeout,
         verdicts = {scenario: matrix(scenario) for scenario in scenarios}
     else:
         # The work is in the harnesses' child processes; threads only wait for them.
-        with ThreadPoolExecutor(len(scenarios)) as pool:
-            verdicts = dict(zip(scenarios, pool.map(matrix, scenarios), strict=True))
+        verdicts = dict(zip(scenarios, side_by_side(matrix, scenarios), strict=True))
     return {c.id: judge_crash_matrix(c, verdicts[c.scenario]) for c in checks}
 
 

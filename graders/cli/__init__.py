@@ -26,6 +26,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "crash": ("graders.cli.crash", "run the crash matrix on a Python file and print the verdicts"),
     "dev": ("graders.cli.dev", "for maintainers: `dev check` checks every exercise both ways"),
     "gradescope": ("graders.cli.gradescope", "write an autograder zip for Gradescope"),
+    "site": ("graders.cli.site", "build the course as a static site that runs in a browser tab"),
 }
 
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 from graders.judge.full_disk import FULL_DISK, fill_call, judge_full_disk
 from graders.judge.matrix import Matrix
 from graders.judge.restarts import RESTART, judge_restart, restart_plans
 from graders.judge.verdict import Verdict
 from graders.loop import restart
+from graders.parallel import side_by_side
 from graders.sandbox.serve import record
 
 __all__ = ["EXTRA_KINDS", "extra_verdicts"]
@@ -45,8 +45,7 @@ def extra_verdicts(source: str, scenario, matrix: Matrix, kinds, *, sandbox: boo
         runs.append(functools.partial(_full_disk, record, source, scenario, sandbox, timeout))
     if not runs:
         return []
-    with ThreadPoolExecutor(min(3, len(runs))) as pool:
-        return [v for v in pool.map(lambda run: run(), runs) if v is not None]
+    return [v for v in side_by_side(lambda run: run(), runs, workers=3) if v is not None]
 
 
 def _restart(record: Callable, source: str, scenario, plan, sandbox: bool,

@@ -20,7 +20,8 @@ dry run per scenario), use a :class:`Harness`::
 Where there is no ``fork`` (Windows, a browser's Python), a :class:`Harness` of a source
 submission is a :class:`~graders.grading.recorded.RecordedHarness` instead: the same questions
 answered from one run recorded in this process and replayed, as grading replays its recordings;
-it says so in one line, once. Live functions there are reported as skipped.
+it says so in one line, once. Live functions there are recorded from the notebook cells that
+defined them where IPython compiled those (a browser's kernel), else reported as skipped.
 """
 
 from __future__ import annotations
@@ -45,6 +46,24 @@ REPLAYED_NOTE = ("No fork here: these crash states come from one recorded run of
 _told: list[bool] = []
 
 
+def _cells_of(submission: Submission) -> Submission | None:
+    """Live functions as the source of the notebook cells that defined them, where IPython
+    compiled those cells itself (``<ipython-input-...>``: a browser's kernel); None elsewhere."""
+    import linecache
+
+    cells: list[str] = []
+    for function in (submission.save_checkpoint, submission.run_agent):
+        filename = getattr(getattr(function, "__code__", None), "co_filename", "")
+        lines = linecache.getlines(filename) if filename.startswith("<ipython-input-") else []
+        if not lines:
+            return None
+        if "".join(lines) not in cells:
+            cells.append("".join(lines))
+    return Submission.from_source("\n\n".join(cells), name=submission.name,
+                                  filename="<your notebook cells>")
+
+
+
 def _checked_kinds(kinds: Iterable[str] | None) -> set[str]:
     """``kinds`` as a set (every kind for ``None``); an unknown kind is a HarnessError."""
     if kinds is None:
@@ -65,14 +84,15 @@ class Harness(ForkedRuns):
     """
 
     def __new__(cls, submission=None, *args, **kwargs):
-        if (cls is Harness and isinstance(submission, Submission) and not submission.in_process
-                and unsupported_reason()):
-            from graders.grading.recorded import RecordedHarness
+        if cls is Harness and isinstance(submission, Submission) and unsupported_reason():
+            source = _cells_of(submission) if submission.in_process else submission
+            if source is not None:
+                from graders.grading.recorded import RecordedHarness
 
-            if not _told:
-                _told.append(True)
-                print(REPLAYED_NOTE)
-            return RecordedHarness(submission, timeout=kwargs.get("timeout"))
+                if not _told:
+                    _told.append(True)
+                    print(REPLAYED_NOTE)
+                return RecordedHarness(source, timeout=kwargs.get("timeout"))
         return super().__new__(cls)
 
     def __init__(self, submission: Submission, **how) -> None:

@@ -162,7 +162,7 @@ def recording(run: RunState, stdout: Output, stderr: Output) -> Iterator[None]:
         closer = getattr(tempfile, "_TemporaryFileCloser", None)
         if closer is not None and getattr(closer.close, "__defaults__", None):
             patches.put(closer.close, "__defaults__", (os.unlink,))
-        if fcntl is not None:
+        if getattr(fcntl, "fcntl", None) is not None:  # a browser's kernel has an empty fcntl
             patches.put(fcntl, "fcntl", _fcntl_for(run, calls, fcntl.fcntl))
         patches.put(threading.Thread, "start", _start_for(run, threading.Thread.start))
         patches.put(sys, "stdout", _Routed(sys.stdout, stdout, run))

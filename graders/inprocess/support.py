@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 
 from graders.loop.protocol import CHECKPOINT
 
@@ -43,8 +44,10 @@ class RunnerDied(HarnessError):
 
 def unsupported_reason() -> str | None:
     """Why crash runs cannot happen on this platform, or None if they can."""
+    # A browser's Python (Pyodide, ``sys.platform == "emscripten"``) has ``os.fork`` and a
+    # ``resource`` module, but neither forks nor sets limits.
     needed = [hasattr(os, "fork"), hasattr(signal, "SIGKILL"), hasattr(signal, "SIGXFSZ"),
-              resource is not None]
+              resource is not None, sys.platform != "emscripten"]
     if all(needed):
         return None
     return ("The crash harness needs Linux or macOS: it forks the run, kills it with SIGKILL and "

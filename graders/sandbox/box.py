@@ -133,7 +133,8 @@ def sandbox_problem(tools: Tools | None = None) -> str | None:
 
 def tier(tools: Tools | None = None) -> Tier | str:
     """The tier submissions run in here, or why none can (one line). Probed once per process."""
-    return _choose(tools or find_tools(), os.geteuid())
+    # A browser's Python has no geteuid; observer_problem says no first there anyway.
+    return _choose(tools or find_tools(), os.geteuid() if hasattr(os, "geteuid") else -1)
 
 
 @functools.lru_cache(maxsize=4)

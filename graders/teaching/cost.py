@@ -28,8 +28,14 @@ __all__ = [
     "plot_save_cost",
     "read_cost",
     "figure_png",
+    "show_save_cost",
+    "NO_PLOT_NOTE",
     "TOOL_LATENCY",
 ]
+
+#: The one line shown in place of the plot where there is no matplotlib (a browser's Python).
+NO_PLOT_NOTE = ("No plot here: it needs matplotlib, which this Python (a browser tab's) does not "
+                "have. The numbers below say what it shows.")
 
 #: The latency a tool call is compared with, in seconds: an assumption (fetching a day's access
 #: log from a server over the network); put your own tool's latency in its place.
@@ -217,6 +223,19 @@ def plot_save_cost(measurement: CostMeasurement, *, tool_latency: float = TOOL_L
     more = total.get_legend_handles_labels()
     right.legend(lines[0] + more[0], lines[1] + more[1], fontsize="small", loc="upper left")
     return fig
+
+
+def show_save_cost(measurement: CostMeasurement, *, tool_latency: float = TOOL_LATENCY):
+    """The plot of :func:`plot_save_cost` as an ``IPython.display.Image`` to show, or, where
+    matplotlib cannot be imported, :data:`NO_PLOT_NOTE` printed and None."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print(NO_PLOT_NOTE)
+        return None
+    from IPython.display import Image
+
+    return Image(figure_png(plot_save_cost(measurement, tool_latency=tool_latency)))
 
 
 def figure_png(fig) -> bytes:

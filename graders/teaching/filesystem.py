@@ -8,6 +8,7 @@ table (``/proc/self/mounts``); elsewhere the type is reported as unknown.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +36,8 @@ class Filesystem:
 
     def describe(self) -> str:
         """One sentence: where the folder is and what kind of filesystem holds it."""
+        if self.fstype is None and sys.platform == "emscripten":  # a browser's Python
+            return _in_the_browser(self.folder)
         if self.fstype is None:
             return (f"Measured in {self.folder}; this system does not say which filesystem that "
                     "is (the mount table is read on Linux only).")
@@ -44,6 +47,15 @@ class Filesystem:
         return f"Measured in {self.folder}, on the {what}.{note}"
 
     __str__ = describe
+
+
+def _in_the_browser(folder: Path) -> str:
+    if folder.parts[1:2] == ("drive",):  # JupyterLite's drive: the notebooks' own folder
+        return (f"Measured in {folder}, in this browser's storage (the site keeps your files in "
+                "the browser, IndexedDB): each write travels from the kernel to the page, so a "
+                "save costs more here than on a disk.")
+    return (f"Measured in {folder}, in the browser tab's memory: fsync costs nothing there, and "
+            "nothing survives closing the tab.")
 
 
 def _unescape(field: str) -> str:

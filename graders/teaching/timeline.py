@@ -19,7 +19,6 @@ shown there.
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +26,7 @@ from fake_llm import load_scenario
 from graders.grading.forked import Harness, HarnessError
 from graders.judge.observation import Observation
 from graders.loop.resume import ResumeReport, resume
+from graders.parallel import side_by_side
 from graders.teaching.variants import SAVE_POINTS, WRITE_MODES, variant, variant_name
 
 __all__ = [
@@ -391,9 +391,7 @@ def build_timeline(scenario: str = "support-tickets", *, timeout: float | None =
     moments = _moments(scenario)
     combos = [(sp, wm) for sp in SAVE_POINTS for wm in WRITE_MODES]
     states: dict[tuple[str, str, str], TimelineState] = {}
-    with ThreadPoolExecutor(max_workers=len(combos)) as pool:
-        futures = [pool.submit(_run_variant, scenario, sp, wm, moments, timeout)
-                   for sp, wm in combos]
-        for future in futures:
-            states.update(future.result())
+    for found in side_by_side(lambda combo: _run_variant(scenario, *combo, moments, timeout),
+                              combos):
+        states.update(found)
     return Timeline(scenario, moments, states)

@@ -216,6 +216,10 @@ def solutions(level: int | None = None, *, workspace: str | Path | None = None,
     if in_grading_kernel():
         print("Nothing is copied while your work is graded.")
         return None
+    if sys.platform == "emscripten":  # the course's website (JupyterLite) carries no solutions
+        print("The solutions are not part of this website: they are in the course's repository "
+              "(solutions/), and your instructor has them.")
+        return None
     if level is not None and level not in LEVELS:
         raise ValueError(f"there is no level {level}: give 1 to {LEVELS[-1]}, or nothing for "
                          "every level")
