@@ -133,6 +133,9 @@ def test_the_table_shows_the_whole_reason_wrapped_and_marks_what_was_not_submitt
     assert status == 0, err
     lines = out.split("\nGraded 1 student")[0].splitlines()  # the table, not the paths after it
     assert max(len(line) for line in lines) <= 100, out
+    # one line on the sandbox that graded, then the table
+    tier, out = out.split("\n", 1)
+    assert tier.startswith("sandbox: ") and " tier " in tier, tier
     assert out.startswith("Class: 1 student"), out[:200]
     student = out.split("\ncli_half: ")[1]
     table = " ".join(student.split())

@@ -253,7 +253,8 @@ def test_a_notebook_far_larger_than_the_exercise_is_refused_as_its_students(batc
 
 def test_the_table_starts_with_the_class_and_never_says_hint_or_repeats_a_status(batch, course):
     proc, _ = batch
-    out = proc.stdout
+    tier, out = proc.stdout.split("\n", 1)  # one line on the sandbox that graded, then the table
+    assert tier.startswith("sandbox: ") and " tier " in tier, tier
     assert out.startswith("Class: "), out[:300]
     assert "Who earned nothing, and why:" in out
     assert "harm_xss" in out.split("\n\n")[0]  # the class summary names who earned nothing
