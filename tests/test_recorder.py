@@ -35,6 +35,9 @@ def program(body: str, head: str = "") -> str:
             + textwrap.indent(textwrap.dedent(body).strip() + "\nreturn None\n", "    "))
 
 
+#: Descriptor numbers a test chooses start here, far above any this process has open.
+CHOSEN = 500
+
 #: The calls that return a new descriptor.
 _NEW_FD = ("openat", "fcntl", "dup", "dup2", "dup3")
 
@@ -44,14 +47,15 @@ def logged(ops, *calls: str) -> list[tuple]:
     after the submission was loaded, without the questions ``lseek(fd, 0, SEEK_CUR)``.
 
     Descriptors are numbered 3, 4, ... in the order their numbers first appear: this process
-    has descriptors of its own open, the sandbox's has only 0-2, and the judge only needs each
-    one told apart.
+    has descriptors of its own open (dozens, in a whole suite's run), the sandbox's has only
+    0-2, and the judge only needs each one told apart. Numbers from ``CHOSEN`` up are ones a
+    test asked for (``dup2(fd, 520)``) and stay as they are.
     """
     seen = False
     numbers: dict[int, int] = {}
 
     def number(n: int) -> int:
-        return n if n >= 20 else numbers.setdefault(n, 3 + len(numbers))
+        return n if n >= CHOSEN else numbers.setdefault(n, 3 + len(numbers))
 
     def renumbered(value):
         if isinstance(value, dict) and "fd" in value and isinstance(value["fd"], int):
@@ -331,9 +335,9 @@ def test_dup_dup2_and_fcntl_are_logged_as_strace_shows_them():
     ops = recorded("""
         fd = os.open("c.txt", os.O_WRONLY | os.O_CREAT, 0o644)
         a = os.dup(fd)
-        b = os.dup2(fd, 20)
-        c = os.dup2(fd, 21, inheritable=False)
-        d = fcntl.fcntl(fd, fcntl.F_DUPFD, 30)
+        b = os.dup2(fd, 520)
+        c = os.dup2(fd, 521, inheritable=False)
+        d = fcntl.fcntl(fd, fcntl.F_DUPFD, 530)
         with os.fdopen(a, "w") as f:
             f.write("q")
         for x in (fd, b, c, d):
@@ -341,9 +345,9 @@ def test_dup_dup2_and_fcntl_are_logged_as_strace_shows_them():
     """, "fcntl", "dup2", "dup3", "write")
     c = fd(3, "/work/c.txt")
     assert ops == [("fcntl", [c, "F_DUPFD_CLOEXEC", 0], 4, b"/work/c.txt"),
-                   ("dup2", [c, 20], 20, b"/work/c.txt"),
-                   ("dup3", [c, 21, "O_CLOEXEC"], 21, b"/work/c.txt"),
-                   ("fcntl", [c, "F_DUPFD", 30], 30, b"/work/c.txt"),
+                   ("dup2", [c, 520], 520, b"/work/c.txt"),
+                   ("dup3", [c, 521, "O_CLOEXEC"], 521, b"/work/c.txt"),
+                   ("fcntl", [c, "F_DUPFD", 530], 530, b"/work/c.txt"),
                    ("write", [fd(4, "/work/c.txt"), b"q", 1], 1, None)]
 
 
