@@ -249,7 +249,9 @@ def test_the_lesson_view_of_a_multi_call_turn_is_the_reference_run_recorded():
     from graders.teaching import parallel_turn
 
     recorded = json.loads(parallel_turn._EVENTS.read_text())
-    assert set(recorded) == {"incident-triage"}
+    lessons = "".join(p.read_text() for p in (ROOT / "lessons").glob("*.py"))
+    shown = set(re.findall(r"(?:show_turn|turn_moments|turn_table)\(\"([a-z-]+)\"", lessons))
+    assert shown and set(recorded) == shown == set(parallel_turn.SHOWN), (shown, set(recorded))
     for name, events in recorded.items():
         fresh = json.loads(json.dumps(parallel_turn.record_reference(load_scenario(name))))
         assert events == fresh, (f"{parallel_turn._EVENTS} is out of date: run "

@@ -47,6 +47,9 @@ class TurnMoment:
 
 _EVENTS = Path(__file__).resolve().parents[1] / "data" / "teaching" / "parallel_turn_events.json"
 
+#: The scenarios lesson 05 walks through, recorded into the package.
+SHOWN = ("incident-triage", "release-audit")
+
 
 def _reference_loop():
     spec = importlib.util.spec_from_file_location("level4_reference_view", _REFERENCE)
@@ -60,10 +63,13 @@ def _record(scenario) -> list[tuple[str, object]]:
     recorded = json.loads(_EVENTS.read_text(encoding="utf-8")) if _EVENTS.exists() else {}
     if scenario.name in recorded:
         return [(what, value) for what, value in recorded[scenario.name]]
+    if not _REFERENCE.exists():
+        raise LookupError(f"the turns of {scenario.name} are not recorded in this course's "
+                          f"package (it records {', '.join(sorted(recorded))}); pick one of those")
     return record_reference(scenario)
 
 
-def write_events(scenarios: tuple[str, ...] = ("incident-triage",)) -> None:
+def write_events(scenarios: tuple[str, ...] = SHOWN) -> None:
     """Record the reference loop's events on ``scenarios`` into the package's data."""
     from fake_llm import load_scenario
 
