@@ -370,3 +370,39 @@ def test_a_clone_gives_the_child_s_pid_in_both_numberings():
         "/* 19009 in strace's PID NS */", socket_inode=77)
     assert (ops[0].call, ops[0].ret, ops[0].args) == ("clone", 19009,
                                                       ["CLONE_CHILD_CLEARTID|SIGCHLD", 3])
+
+
+def _three_threads(snapshot_of_tool_2):
+    """Three threads each send a tool call (markers 2, 3, 4); the first, answered, saves
+    (temp and rename) before the grader reads the disk for the second thread's call."""
+    from graders.judge.matrix import build_matrix
+    from graders.judge.recording import Snapshot
+
+    scenario = load_scenario("release-audit")
+    trace = "\n".join([
+        marker(5, 1, "model"),
+        marker(5, 2, "tool"), marker(6, 3, "tool"), marker(7, 4, "tool"),
+        openat(5, "/work/t", "O_WRONLY|O_CREAT|O_TRUNC", 3), write(5, 3, "/work/t", SAVE),
+        rename(5, "/work/t", "/work/checkpoint.json"),
+        marker(5, 5, "model")])
+    snap = (Snapshot("file", data=SAVE, size=len(SAVE)) if snapshot_of_tool_2 == "saved"
+            else Snapshot("file", data=b"{}", size=2))
+    rec = Recording("release-audit", "loop", True, ended="raised", trace=trace,
+                    socket_inode=77, calls=[
+                        Call(1, "model", 1, stop_reason="tool_use"),
+                        Call(2, "tool", 1, name="a", input={}, result="x",
+                             snapshot=Snapshot("absent")),
+                        Call(3, "tool", 2, name="b", input={}, result="y", snapshot=snap),
+                        Call(4, "tool", 3, name="c", input={}, result="z",
+                             snapshot=Snapshot("absent")),
+                        Call(5, "model", 2, stop_reason="end_turn")])
+    return build_matrix(rec, scenario).discrepancies
+
+
+def test_a_call_of_one_thread_may_see_what_another_thread_saved_while_it_was_in_flight():
+    """Concurrent tools: the grader reads the disk for thread 6's call after thread 5's call
+    was answered and saved; the calls of other threads bound nothing, thread 6's own next call
+    would. What no moment of the window shows is still not followed."""
+    assert _three_threads("saved") == []
+    [said] = _three_threads("other")
+    assert "when tool call 2 came in" in said and "2 bytes" in said, said

@@ -184,9 +184,10 @@ def _cross_check(rec: Recording, call_moments: list[tuple[Moment, Any]],
     """Where the model disagrees with what the grader read from disk, or could not follow.
 
     The grader reads checkpoint.json once a call's frame has arrived, a little after the trace
-    marks it: another thread or process of the submission may have changed the file in between
-    (never after the next frame, which waits for this call's answer). A call agrees when any
-    state from its marker to the next one is what the grader read.
+    marks it: another thread or process of the submission may have changed the file in between,
+    until the calling thread's next call (which waits for this call's answer); the calls of
+    other threads, in flight at the same time, bound nothing. A call agrees when any state in
+    that window is what the grader read.
     """
     end = moments[-1]
     discrepancies = []
@@ -212,11 +213,15 @@ def _cross_check(rec: Recording, call_moments: list[tuple[Moment, Any]],
 
 
 def _window(settled: list[Moment], start: int) -> list[Moment]:
-    """The states from the call at ``settled[start]`` to the next call marker (or the end)."""
+    """The states from the call at ``settled[start]`` to the same thread's next call marker
+    (any thread's, where the trace names none), or the end."""
+    thread = settled[start].op.pid if settled[start].op is not None else None
     window = [settled[start]]
     for i in range(start + 1, len(settled)):
-        window.append(settled[i])
-        if settled[i].how in ("call", "end"):
+        moment = settled[i]
+        window.append(moment)
+        if moment.how == "end" or (moment.how == "call" and (
+                thread is None or moment.op is None or moment.op.pid == thread)):
             break
     return window
 
