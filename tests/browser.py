@@ -73,16 +73,21 @@ def require_browser(in_ci: bool = IN_CI) -> Path:
 
 
 @contextmanager
-def chromium_context(chromium: Path, profile: Path):
-    """A headless Chromium context with a fresh profile; a flaky start gets one retry."""
+def chromium_context(chromium: Path, profile: Path, manager=None):
+    """A headless Chromium context with a fresh profile; a flaky start gets one retry.
+
+    ``manager`` is the session's Playwright (one per thread: a second sync Playwright in the
+    same thread refuses to start); without one, a Playwright of its own is started and stopped.
+    """
     from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import sync_playwright
 
     last_error = None
     for attempt in range(2):
-        manager = sync_playwright().start()
+        own = manager is None
+        playwright = sync_playwright().start() if own else manager
         try:
-            context = manager.chromium.launch_persistent_context(
+            context = playwright.chromium.launch_persistent_context(
                 str(profile / f"attempt-{attempt}"), executable_path=str(chromium),
                 headless=True, args=CHROMIUM_FLAGS, viewport={"width": 1400, "height": 900},
                 timeout=30_000,
@@ -92,13 +97,15 @@ def chromium_context(chromium: Path, profile: Path):
             page.close()
         except PlaywrightError as err:
             last_error = err
-            manager.stop()
+            if own:
+                playwright.stop()
             continue
         try:
             yield context
         finally:
             context.close()
-            manager.stop()
+            if own:
+                playwright.stop()
         return
     pytest.fail(f"Chromium did not start twice in a row: {last_error}", pytrace=False)
 

@@ -568,11 +568,25 @@ def chromium() -> Path:
 
 
 @pytest.fixture(scope="session")
-def browser(chromium, tmp_path_factory):
+def playwright_session(chromium):
+    """The session's one Playwright: a sync Playwright refuses to start while another runs in
+    the same thread, so every browser test starts its Chromium from this one."""
+    from playwright.sync_api import sync_playwright
+
+    manager = sync_playwright().start()
+    try:
+        yield manager
+    finally:
+        manager.stop()
+
+
+@pytest.fixture(scope="session")
+def browser(chromium, playwright_session, tmp_path_factory):
     """One headless Chromium context for the session (a fresh profile)."""
     from tests.browser import chromium_context
 
-    with chromium_context(chromium, tmp_path_factory.mktemp("chromium-profile")) as context:
+    with chromium_context(chromium, tmp_path_factory.mktemp("chromium-profile"),
+                          playwright_session) as context:
         yield context
 
 

@@ -347,20 +347,16 @@ def served(site):
 
 
 @pytest.fixture(scope="module")
-def chromium_browser():
-    """Debian's Chromium, headless (never ``playwright install``)."""
-    from playwright.sync_api import sync_playwright
+def chromium_browser(chromium, playwright_session):
+    """Debian's Chromium, headless (never ``playwright install``), from the session's Playwright."""
+    from tests.browser import CHROMIUM_FLAGS
 
-    from tests.browser import CHROMIUM_FLAGS, require_browser
-
-    executable = require_browser()
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(executable), headless=True,
-                                             args=CHROMIUM_FLAGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    browser = playwright_session.chromium.launch(executable_path=str(chromium), headless=True,
+                                                 args=CHROMIUM_FLAGS)
+    try:
+        yield browser
+    finally:
+        browser.close()
 
 
 class Visit:
