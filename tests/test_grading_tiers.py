@@ -257,11 +257,13 @@ for _ in range(300):
         pid = os.fork()
     except OSError:
         break
-    if pid == 0:
-        os.setsid()
-        if os.fork() == 0:
-            time.sleep(120)
-        os._exit(0)
+    if pid == 0:  # a child that cannot fork (the limit) must not go on as the parent would
+        try:
+            os.setsid()
+            if os.fork() == 0:
+                time.sleep(120)
+        finally:
+            os._exit(0)
     started += 1
 FACTS.append(f'forked={started}')
 """
