@@ -152,7 +152,7 @@ def _seed():
         killed = entry.get("named_after_pid")
         if isinstance(killed, int) and killed != os.getpid():  # this restart's own id instead
             folder, _, name = rest.rpartition("/")
-            name = re.sub(r"(?<![0-9])%d(?![0-9])" % killed, str(os.getpid()), name)
+            name = re.sub(rf"(?<![0-9]){killed}(?![0-9])", str(os.getpid()), name)
             rest = folder + "/" + name if folder else name
         path = os.path.join(roots["/" + root], rest)
         kind = entry["kind"]
