@@ -69,6 +69,29 @@ def test_a_save_a_leftover_breaks_fails_the_atomic_save_after_a_restart(name, sa
     assert "Traceback" not in failed[0].message
 
 
+def test_a_leftover_named_after_the_killed_process_is_named_after_the_restarted_one():
+    """A restart may get the id the killed process had (in a container, in the bubblewrap
+    tier's PID namespace), or not (the uid tier has no PID namespace): the bootstrap names a
+    leftover the judge marked as made from the killed id after its own id, so that every tier
+    restarts into the folder a restart with the same id would find."""
+    import base64
+
+    from fake_llm import load_scenario
+    from graders.sandbox import record
+
+    source = ("import os\n\ndef save_checkpoint(state):\n    pass\n\n"
+              "def run_agent(task, tools, call_model, execute_tool):\n"
+              "    raise RuntimeError(f'{os.getpid()} {sorted(os.listdir())}')\n")
+    data = base64.b64encode(b"{}").decode()
+    rec = record(source, load_scenario("support-tickets"), seed=[
+        {"path": "/work/checkpoint.json.99999.tmp", "kind": "file", "data": data,
+         "named_after_pid": 99999},
+        {"path": "/work/keep.99999", "kind": "file", "data": data}])
+    said = rec.error["message"]
+    pid = said.split()[0]
+    assert f"'checkpoint.json.{pid}.tmp'" in said and "'keep.99999'" in said, said
+
+
 def test_restarts_cost_one_run_per_distinct_set_of_leftovers_not_per_crash_state():
     """The reference leaves a temp file of another name in every save (mkstemp): one restart
     on the short task as on the long."""

@@ -7,7 +7,9 @@ first save appends a second JSON document and renames the corrupt file over the 
 can never save again. :func:`restart_plans` picks the crash states to restart from (one per
 distinct set of leftovers, the first whose one-shot verdict passed, one with no empty leftover
 if there is: a name only one save used, as a ``mkstemp`` name, counts as any such name), with
-the files to put back (what the replay model holds there); the sandbox runs the
+the files to put back (what the replay model holds there; a name made from the killed
+process's id is marked, for the restart to carry its own, see :func:`_files_at`); the sandbox
+runs the
 grader's resume from each (:mod:`graders.loop.restart`) with the student's save;
 :func:`judge_restart` judges that second run: every checkpoint it leaves readable, the whole
 task at its end, nothing run twice that resume could know.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,8 +99,27 @@ def restart_plans(matrix: Matrix, scenario, rules) -> list[RestartPlan]:
     return plans
 
 
+def _killed_pid(matrix: Matrix) -> int | None:
+    """The id of the killed run's process as its code saw it: the header of the frame that
+    started the run says it (the grading process kept each header as it read it)."""
+    for frame in matrix.recording.frames or ():
+        header = frame.get("header") or {}
+        pid = header.get("pid")
+        if frame.get("op") == "loaded" and isinstance(pid, int) and not isinstance(pid, bool):
+            return pid if pid > 0 else None
+    return None
+
+
 def _files_at(matrix: Matrix, moment: Moment) -> list[dict]:
-    """The files of ``/work`` and ``/tmp`` at ``moment``, as the bootstrap puts them back."""
+    """The files of ``/work`` and ``/tmp`` at ``moment``, as the bootstrap puts them back.
+
+    A name with the killed process's id in it (``checkpoint.json.4711.tmp``) is marked
+    ``named_after_pid``: a restarted process may well get that same id (in a container the agent
+    is the same low-numbered process each time; the bubblewrap tier's PID namespace gives it),
+    so the bootstrap names the file after its own id, whatever id the observer's tier gives it.
+    """
+    pid = _killed_pid(matrix)
+    named = re.compile(rf"(?<![0-9]){pid}(?![0-9])") if pid is not None else None
     model = ReplayModel()
     for op in matrix.ops[:moment.position]:
         if op.call != "marker":
@@ -109,6 +131,8 @@ def _files_at(matrix: Matrix, moment: Moment) -> list[dict]:
         if path in ROOTS or not model.modeled(path):
             continue
         entry: dict[str, Any] = {"path": path, "kind": node.kind}
+        if named is not None and named.search(path.rsplit("/", 1)[-1]):
+            entry["named_after_pid"] = pid
         if node.kind == "file":
             entry["data"] = base64.b64encode(bytes(node.data)).decode("ascii")
         elif node.kind == "symlink":

@@ -24,6 +24,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import socket
 import sys
 import threading
@@ -139,7 +140,8 @@ def _describe(value):
 
 def _seed():
     """Put back the files a crash left (``seed.json``: paths as the judge names them, under
-    ``/work`` and ``/tmp``), before the submission is loaded, as a restarted process finds them."""
+    ``/work`` and ``/tmp``), before the submission is loaded, as a restarted process finds them;
+    a name the judge marks as made from the killed process's id is made from this one's."""
     with open(os.path.join(os.path.dirname(_SOURCE), "seed.json"), encoding="utf-8") as f:
         entries = json.load(f)
     roots = {"/work": os.getcwd(), "/tmp": os.environ.get("TMPDIR") or "/tmp"}
@@ -147,6 +149,11 @@ def _seed():
         root, _, rest = entry["path"].lstrip("/").partition("/")
         if "/" + root not in roots or ".." in rest.split("/"):
             continue
+        killed = entry.get("named_after_pid")
+        if isinstance(killed, int) and killed != os.getpid():  # this restart's own id instead
+            folder, _, name = rest.rpartition("/")
+            name = re.sub(rf"(?<![0-9]){killed}(?![0-9])", str(os.getpid()), name)
+            rest = folder + "/" + name if folder else name
         path = os.path.join(roots["/" + root], rest)
         kind = entry["kind"]
         if kind == "dir":
