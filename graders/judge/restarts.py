@@ -90,7 +90,8 @@ def restart_plans(matrix: Matrix, scenario, rules) -> list[RestartPlan]:
     plans: list[RestartPlan] = []
     for candidates in groups.values():
         full = [c for c in candidates if 0 not in c[1].listing.values()]
-        for pm, moment in full + [c for c in candidates if c not in full]:
+        empty = [c for c in candidates if 0 in c[1].listing.values()]
+        for pm, moment in full + empty:
             obs = matrix.observation(pm, moment)
             if obs.parse_error is None and rules(obs, scenario, pm.point).passed:
                 plans.append(RestartPlan(pm.point, moment, dict(moment.listing),
