@@ -190,8 +190,8 @@ def bench_extra_runs(name: str, source: str, repeat: int, label: str = "referenc
     states = sum(v.evidence.get("moments", 1) for v in found if v.kind != "no_crash")
     with_extra = median_time(lambda: grade({"no_crash", *ATOMIC_KINDS}), repeat)
     restarts = sum(1 for v in found if v.kind == "restart")
-    print(f"{name} ({label}): the atomic-save kinds {without * 1000:6.0f} ms; with {restarts} restart(s) "
-          f"(for {states} crash states) and a full disk {with_extra * 1000:6.0f} ms: ratio "
+    print(f"{name} ({label}): the atomic-save kinds {without * 1000:6.0f} ms; with {restarts} "
+          f"restart(s) (for {states} crash states) and a full disk {with_extra * 1000:6.0f} ms: ratio "
           f"{with_extra / without:4.2f}x")
 
 
