@@ -191,8 +191,8 @@ def bench_extra_runs(name: str, source: str, repeat: int, label: str = "referenc
     with_extra = median_time(lambda: grade({"no_crash", *ATOMIC_KINDS}), repeat)
     restarts = sum(1 for v in found if v.kind == "restart")
     print(f"{name} ({label}): the atomic-save kinds {without * 1000:6.0f} ms; with {restarts} "
-          f"restart(s) (for {states} crash states) and a full disk {with_extra * 1000:6.0f} ms: ratio "
-          f"{with_extra / without:4.2f}x")
+          f"restart(s) (for {states} crash states) and a full disk {with_extra * 1000:6.0f} ms: "
+          f"ratio {with_extra / without:4.2f}x")
 
 
 if __name__ == "__main__":
