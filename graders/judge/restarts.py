@@ -9,8 +9,7 @@ distinct set of leftovers, the first whose one-shot verdict passed, one with no 
 if there is: a name only one save used, as a ``mkstemp`` name, counts as any such name), with
 the files to put back (what the replay model holds there; a name made from the killed
 process's id is marked, for the restart to carry its own, see :func:`_files_at`); the sandbox
-runs the
-grader's resume from each (:mod:`graders.loop.restart`) with the student's save;
+runs the grader's resume from each (:mod:`graders.loop.restart`) with the student's save;
 :func:`judge_restart` judges that second run: every checkpoint it leaves readable, the whole
 task at its end, nothing run twice that resume could know.
 """
