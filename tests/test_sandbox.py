@@ -51,19 +51,48 @@ for top in os.listdir('/'):
     assert seen == []
 
 
-def test_the_system_is_read_only_and_only_work_and_tmp_are_writable():
-    seen = facts("""
+_WRITABLE = """
 import os
 FACTS = []
-for d in ('/usr', '/usr/lib', '/', '/grader', '/work', '/tmp', '/dev/shm'):
+for d in ('/usr', '/usr/lib', '/', '/grader', '/work', '/tmp', '/dev', '/dev/shm'):
     try:
         with open(os.path.join(d, 'probe'), 'w') as f:
             f.write('x')
         FACTS.append(d)
     except OSError:
         pass
-""")
-    assert seen == ["/work", "/tmp"]
+"""
+
+
+def test_the_system_is_read_only_and_only_work_and_tmp_are_writable():
+    assert facts(_WRITABLE) == ["/work", "/tmp"]
+
+
+_FACTS_AS_USER = """
+import json, sys
+from graders.sandbox import record
+rec = record(sys.argv[1] + "\\nMISSING_FIELDS = [str(f) for f in FACTS]\\n", None,
+             mode="missing_fields")
+print(json.dumps([rec.tier, [i["str"] for i in rec.described["items"]]]))
+"""
+
+
+def test_as_a_user_too_only_work_and_tmp_are_writable(tmp_path):
+    """Graded by a user (a laptop's bubblewrap with user namespaces), the submission's uid owns
+    the sandbox's own root and /dev, two tmpfs with no size: they are read-only, as for root's
+    grading, or a submission could fill the grading machine's memory with files there."""
+    import json
+    import sys
+
+    from tests.conftest import as_user
+
+    os.chmod(tmp_path, 0o777)
+    done = subprocess.run(as_user(sys.executable, "-c", _FACTS_AS_USER, _WRITABLE),
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                          env=dict(os.environ, HOME=str(tmp_path), PYTHONPATH=str(ROOT)))
+    assert done.returncode == 0, done.stderr[-2000:]
+    tier, seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert tier == "bubblewrap" and seen == ["/work", "/tmp"], (tier, seen)
 
 
 def test_tmp_is_another_filesystem_so_a_rename_from_it_fails_as_on_a_real_machine():

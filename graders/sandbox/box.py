@@ -337,6 +337,9 @@ def _bwrap(tools: Tools, run_dir: Path, info_fd: int | None, seccomp_fd: int | N
             "--size", str(_TMPFS_SIZE), "--perms", "1777", "--tmpfs", TMP,
             "--size", str(_TMPFS_SIZE), "--perms", "0777", "--tmpfs", WORK,
             "--ro-bind", str(run_dir / "grader"), GRADER,
+            # the sandbox's own root and /dev are tmpfs with no size: as root the submission's
+            # uid may not write them, as a user it owns them; read-only, they hold nothing
+            "--remount-ro", "/dev", "--remount-ro", "/",
             "--chdir", WORK, "--clearenv",
             "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
             "--setenv", "HOME", WORK, "--setenv", "LANG", "C.UTF-8",
