@@ -49,6 +49,25 @@ def test_an_unfinished_call_is_placed_where_it_resumed():
     assert ops[1].args[1] == SAVE and ops[1].pid == 5
 
 
+def test_an_open_another_thread_interrupted_is_followed_as_strace_pads_its_result():
+    """strace prints a resumed call's result in a column (``<... openat resumed>)      = 5``):
+    the temp file opened that way is still the temp file the rename makes the checkpoint
+    (a turn's tools in threads, each saving, met this under load and read "could not follow")."""
+    tmp = "/work/checkpoint.ab12.tmp"
+    lines = [
+        f'5  openat(AT_FDCWD<{hx("/work")}>, "{hx(tmp)}", O_RDWR|O_CREAT|O_EXCL|O_CLOEXEC, 0600 '
+        "<unfinished ...>",
+        marker(6, 1, "tool"),
+        f"5  <... openat resumed>)             = 3<{hx(tmp)}>",
+        write(5, 3, tmp, SAVE),
+        rename(5, tmp, "/work/checkpoint.json"),
+    ]
+    ops = parse_trace("\n".join(lines), socket_inode=77)
+    assert [op.call for op in ops] == ["marker", "openat", "write", "rename"]
+    moments, _ = replay(ops)
+    assert moments[-1].kind == "file" and moments[-1].data == SAVE
+
+
 def test_an_in_place_write_leaves_an_empty_file_then_half_a_file():
     ops, moments, _ = states([openat(5, "checkpoint.json", "O_WRONLY|O_CREAT|O_TRUNC", 3),
                               write(5, 3, "checkpoint.json", SAVE)])

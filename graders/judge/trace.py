@@ -59,6 +59,7 @@ MARKER = b"CKL1 "
 _LINE = re.compile(r"^(\d+)\s+(.*)$")
 _CALL = re.compile(r"^([a-z0-9_]+)\((.*)$", re.S)
 _RESUMED = re.compile(r"^<\.\.\. ([a-z0-9_]+) resumed>(.*)$", re.S)
+_PADDED_RESULT = re.compile(r"^\)\s+=\s+")
 _RESULT = re.compile(r"\)\s+=\s+(-?\d+|\?)(?:<(.*)>(\(deleted\))?)?(?:\s+([A-Z][A-Z0-9_]+))?"
                      r"[^)]*$", re.S)
 #: strace's note of a pid in its own numbering: ``= 3 /* 19009 in strace's PID NS */``
@@ -291,7 +292,8 @@ def parse_trace(text: str, socket_inode: int | None = None) -> list[Op]:
             if pid not in pending:
                 continue
             name, head = pending.pop(pid)
-            body = f"{name}({head}{resumed.group(2)}"
+            # strace pads a resumed call's result into a column: ")          = 5<...>"
+            body = f"{name}({head}{_PADDED_RESULT.sub(') = ', resumed.group(2), count=1)}"
         elif body.endswith("<unfinished ...>"):
             call = _CALL.match(body)
             if call:
