@@ -36,7 +36,9 @@ def test_a_prediction_is_locked_in_by_clicks_and_compared_after_the_crash(page, 
     index = next(i for i in range(cells.count())
                  if cells.nth(i).locator(".cl-predict-torn-in-place").count())
     crash = cells.nth(index + 1)
-    assert "You locked in no prediction" in crash.locator(".cl-predict-compare").inner_text()
+    unlocked = crash.locator(".cl-predict-compare")
+    page.wait_for_function("el => el.innerText.includes('You locked in no prediction')",
+                           arg=unlocked.element_handle(), timeout=30_000)
 
     options = options_are_separate_boxes(prediction)
     lock = prediction.locator("button.cl-predict-lock")
