@@ -16,7 +16,7 @@ from pathlib import Path
 from graders import load_errors
 from graders.load_errors import REQUIRED
 
-__all__ = ["Submission", "Part", "defined_names", "parse_python"]
+__all__ = ["Submission", "Part", "defined_names", "parse_python", "cell_of"]
 
 
 @dataclass(frozen=True)
@@ -177,3 +177,14 @@ def defined_names(code: str | ast.Module) -> set[str]:
         elif isinstance(node, ast.Global):
             names.update(node.names)
     return names
+
+
+def cell_of(function) -> str | None:
+    """The whole source of the cell (or file) that defined ``function``, as it was run."""
+    import linecache
+
+    filename = getattr(getattr(function, "__code__", None), "co_filename", None)
+    if not filename:
+        return None
+    lines = linecache.getlines(filename)
+    return "".join(lines) if lines else None

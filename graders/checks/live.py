@@ -14,6 +14,7 @@ from graders.checks.gate import hold_back
 from graders.checks.grading_faults import grader_fault
 from graders.checks.result import CheckResult, not_checked
 from graders.sandbox.serve import SandboxUnavailable
+from graders.submission import cell_of
 
 __all__ = [
     "run_check", "evaluate_check", "in_grading_kernel", "Points", "live_from_cells",
@@ -29,17 +30,6 @@ def live_name(namespace: dict, name: str, cell: str):
         raise LookupError(f"{name} is not defined in this notebook yet: run the answer cell "
                           f"{cell} first (and keep the name {name})")
     return value
-
-
-def cell_of(function) -> str | None:
-    """The whole source of the cell (or file) that defined ``function``, as it was run."""
-    import linecache
-
-    filename = getattr(getattr(function, "__code__", None), "co_filename", None)
-    if not filename:
-        return None
-    lines = linecache.getlines(filename)
-    return "".join(lines) if lines else None
 
 
 def _cells_in_kernel(check: Check, functions: dict[str, Any]) -> AnswerCells | None:

@@ -35,7 +35,7 @@ from graders.judge.checkpoint_rules import check, load_error_verdict, skipped_ve
 from graders.judge.crash_points import KINDS, NO_CRASH, CrashPoint, derive_points, point_kind
 from graders.judge.observation import Observation
 from graders.judge.verdict import Verdict
-from graders.submission import Submission
+from graders.submission import Submission, cell_of
 
 __all__ = ["Harness", "HarnessError", "dry_run", "crash_points", "run_point", "run_matrix",
            "DEFAULT_TIMEOUT"]
@@ -49,16 +49,14 @@ _told: list[bool] = []
 def _cells_of(submission: Submission) -> Submission | None:
     """Live functions as the source of the notebook cells that defined them, where IPython
     compiled those cells itself (``<ipython-input-...>``: a browser's kernel); None elsewhere."""
-    import linecache
-
     cells: list[str] = []
     for function in (submission.save_checkpoint, submission.run_agent):
         filename = getattr(getattr(function, "__code__", None), "co_filename", "")
-        lines = linecache.getlines(filename) if filename.startswith("<ipython-input-") else []
-        if not lines:
+        cell = cell_of(function) if filename.startswith("<ipython-input-") else None
+        if cell is None:
             return None
-        if "".join(lines) not in cells:
-            cells.append("".join(lines))
+        if cell not in cells:
+            cells.append(cell)
     return Submission.from_source("\n\n".join(cells), name=submission.name,
                                   filename="<your notebook cells>")
 
