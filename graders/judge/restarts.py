@@ -88,9 +88,8 @@ def restart_plans(matrix: Matrix, scenario, rules) -> list[RestartPlan]:
                 groups.setdefault(key, []).append((pm, moment))
     plans: list[RestartPlan] = []
     for candidates in groups.values():
-        full = [c for c in candidates if 0 not in c[1].listing.values()]
-        empty = [c for c in candidates if 0 in c[1].listing.values()]
-        for pm, moment in full + empty:
+        # those with no empty leftover first, each group in its order (a stable sort)
+        for pm, moment in sorted(candidates, key=lambda c: 0 in c[1].listing.values()):
             obs = matrix.observation(pm, moment)
             if obs.parse_error is None and rules(obs, scenario, pm.point).passed:
                 plans.append(RestartPlan(pm.point, moment, dict(moment.listing),
