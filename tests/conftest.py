@@ -76,6 +76,7 @@ def open_up_python():
     ok(libc.mount(b"tmpfs", top.encode(), b"tmpfs", 0, b"mode=0755"), "tmpfs on " + top)
     os.makedirs(keep)
     ok(libc.mount(hold.encode(), keep.encode(), None, MOVE, None), "move " + keep)
+    os.rmdir(hold)  # an empty folder of the machine's /tmp now
 
 def map_all(pid):
     for name in ("uid_map", "gid_map"):
