@@ -203,3 +203,22 @@ def test_what_earlier_notebooks_and_written_configs_import_still_works(module, n
         assert found is getattr(api, name)
         assert [w.category for w in caught] == [DeprecationWarning], caught
         assert f"from graders.notebook import {name}" in str(caught[0].message)
+
+
+def _package_of(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) > 2 or (ROOT / Path(*parts)).is_dir() else parts[0]
+
+
+def test_no_module_imports_a_private_name_from_another_package():
+    """A name with a leading underscore is its package's own; another package asks for a public
+    one (``graders.teaching`` once took ``judge.power._power_point``)."""
+    found = []
+    for name, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level \
+                    and node.module.split(".")[0] in PACKAGES \
+                    and _package_of(node.module) != _package_of(name):
+                found += [f"{name} imports {node.module}.{alias.name}" for alias in node.names
+                          if alias.name.startswith("_") and not alias.name.startswith("__")]
+    assert found == []
