@@ -203,6 +203,18 @@ def test_what_earlier_notebooks_and_written_configs_import_still_works(module, n
         assert found is getattr(api, name)
         assert [w.category for w in caught] == [DeprecationWarning], caught
         assert f"from graders.notebook import {name}" in str(caught[0].message)
+        assert api.EARLIER_PATHS_UNTIL in str(caught[0].message)
+
+
+def test_the_earlier_paths_go_on_the_day_their_warning_names():
+    """The four seven-line modules of earlier paths are kept only until the day their warning
+    gives: after it, this fails until they are removed (with this test)."""
+    import datetime
+
+    from graders.notebook import EARLIER_PATHS_UNTIL
+
+    assert datetime.date.today().isoformat() < EARLIER_PATHS_UNTIL, (
+        "remove graders/harness.py, hints.py, resume.py, selfcheck.py and graders.__getattr__")
 
 
 def _package_of(module: str) -> str:
