@@ -13,7 +13,8 @@ from graders.checks.base import EXERCISE_MODULES
 def test_the_registry_holds_exactly_the_listed_exercises():
     modules = {sys.modules[name] for name in EXERCISE_MODULES}
     assert len(modules) == 4
-    assert [e.notebook for e in EXERCISES.values()] == sorted(e.notebook for e in EXERCISES.values())
+    notebooks = [e.notebook for e in EXERCISES.values()]
+    assert notebooks == sorted(notebooks)
     assert {m.EXERCISE.notebook for m in modules} == set(EXERCISES)
 
 
