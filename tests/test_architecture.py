@@ -234,3 +234,13 @@ def test_no_module_imports_a_private_name_from_another_package():
                 found += [f"{name} imports {node.module}.{alias.name}" for alias in node.names
                           if alias.name.startswith("_") and not alias.name.startswith("__")]
     assert found == []
+
+
+def test_nothing_below_the_command_line_imports_it():
+    """The front ends sit on top: no package of the grader imports ``graders.cli`` (the
+    ``solutions`` verb once lived in ``workspace`` and took the CLI's check back up)."""
+    graph = _graph()
+    upward = sorted(f"{name} -> {target}" for name, targets in graph.items()
+                    if not name.startswith("graders.cli") for target in targets
+                    if target.startswith("graders.cli"))
+    assert upward == []
