@@ -90,6 +90,12 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
+#: The day the earlier paths (``graders.harness``, ``graders.hints``, ``graders.resume``,
+#: ``graders.selfcheck``, ``from graders import ...``) go: notebooks saved before then have had a
+#: release's warning to move; ``tests/test_architecture.py`` fails once the day has passed.
+EARLIER_PATHS_UNTIL = "2027-09-01"
+
+
 def warned_alias(old: str, names: tuple[str, ...], stacklevel: int = 2):
     """The ``__getattr__`` of module ``old``, an earlier path of ``names``: each is this
     module's, with a ``DeprecationWarning`` that names the path to use instead (said of the
@@ -99,7 +105,8 @@ def warned_alias(old: str, names: tuple[str, ...], stacklevel: int = 2):
         if name not in names:
             raise AttributeError(f"module {old!r} has no attribute {name!r}")
         warnings.warn(f"{old}.{name} has moved: import it from graders.notebook "
-                      f"(from graders.notebook import {name})", DeprecationWarning,
+                      f"(from graders.notebook import {name}); the earlier path goes on "
+                      f"{EARLIER_PATHS_UNTIL}", DeprecationWarning,
                       stacklevel=stacklevel)
         return __getattr__(name)
 
