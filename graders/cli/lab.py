@@ -173,6 +173,18 @@ def jupyter_command(ws: Workspace, *, port: int | None, open_browser: bool,
     return cmd
 
 
+def _repair_environment() -> None:
+    """The course's Jupyter settings into this environment too (`graders.cli.doctor`), so that a
+    plain ``jupyter lab`` here later behaves as this one does. A read-only environment (a shared
+    one on a hub) is left as it is: the workspace's own settings cover this JupyterLab."""
+    from graders.cli.doctor import repair
+
+    try:
+        repair(Path(sys.prefix))
+    except OSError:
+        pass
+
+
 def _lab(args: argparse.Namespace) -> int:
     if args.port is not None and not 1 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is not a port; give a number from 1 to 65535")
@@ -187,6 +199,7 @@ def _lab(args: argparse.Namespace) -> int:
         report = ws.sync()
     except WorkspaceError as err:
         raise UsageError(str(err)) from None
+    _repair_environment()
     env = prepare_jupyter(ws)
     # On the first run, open the first lesson: that is where a newcomer starts.
     lessons = [p for p in report.added if p.startswith("lessons/")]
