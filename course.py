@@ -16,6 +16,7 @@ those (``pip install -c``), so an install next year gets what worked this year.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -43,6 +44,23 @@ CONSTRAINTS_HEADER = """\
 # The exact versions the tests passed with, installed by course.py (pip install -c) and by
 # environment.yml. Refresh: python3 course.py pin --upgrade (see README, "For maintainers").
 """
+
+
+def minutes_and_seconds(seconds: float) -> str:
+    """``81`` -> "1 min 21 s", ``45`` -> "45 s": how the docs write a duration."""
+    whole = round(seconds)
+    return f"{whole // 60} min {whole % 60} s" if whole >= 60 else f"{whole} s"
+
+
+def first_start() -> str:
+    """How long the first start took where it was measured (docs/first_start.json)."""
+    try:
+        measured = json.loads((ROOT / "docs" / "first_start.json").read_text(encoding="utf-8"))
+        took = minutes_and_seconds(measured["seconds_until_starting_jupyterlab"])
+        cores = measured["machine"]["cores"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return "a few minutes the first time"
+    return f"the first time took {took} on a {cores}-core machine; later starts take seconds"
 
 
 def _wanted_stamp() -> str:
@@ -115,8 +133,7 @@ def ensure_venv() -> None:
     wanted = _wanted_stamp()
     if STAMP.exists() and STAMP.read_text().strip() == wanted:
         return
-    print("Installing the course's packages into .venv (about a minute the first time) ...",
-          flush=True)
+    print(f"Installing the course's packages into .venv ({first_start()}) ...", flush=True)
     _install(["-c", str(CONSTRAINTS)] if CONSTRAINTS.exists() else [])
     STAMP.write_text(wanted + "\n")
 
