@@ -57,3 +57,34 @@ def test_every_count_of_lessons_and_exercises_in_the_docs_is_the_course_s():
                              f"{have[what]} {what}")
     assert seen >= 5, "the docs state no counts any more: is the reader still right?"
     assert not wrong, wrong
+
+
+def _course_py():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("course_py", ROOT / "course.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_first_start_time_in_the_docs_is_the_measured_one():
+    measured = json.loads((ROOT / "docs" / "first_start.json").read_text(encoding="utf-8"))
+    for key in ("seconds_until_jupyterlab_answers", "seconds_until_starting_jupyterlab",
+                "pip_cache", "python", "load_average_before"):
+        assert key in measured, f"docs/first_start.json has no {key}: run benchmarks/first_start.py"
+    assert measured["machine"]["cores"] >= 1 and measured["machine"]["processor"]
+    course = _course_py()
+    answered = course.minutes_and_seconds(measured["seconds_until_jupyterlab_answers"])
+    prepared = course.minutes_and_seconds(measured["seconds_until_starting_jupyterlab"])
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert f"answered after {answered}" in readme, answered
+    assert f"{prepared} of it making `.venv`" in readme, prepared
+    assert prepared in course.first_start()  # what course.py says while it installs
+    assert not re.search(r"about a minute|3 min 20 s", readme + course.first_start())
+
+
+def test_durations_are_written_as_the_docs_write_them():
+    course = _course_py()
+    assert [course.minutes_and_seconds(s) for s in (45, 59.6, 81, 200)] == [
+        "45 s", "1 min 0 s", "1 min 21 s", "3 min 20 s"]
