@@ -2,8 +2,9 @@
 
 ``lab`` copies the course's notebooks into the student's workspace (see
 ``graders.workspace.notebooks``), writes the workspace's own Jupyter configuration into
-``<workspace>/.checkpoint-lab/`` and then becomes JupyterLab, serving the workspace. Nothing outside
-the workspace is written: the user's own Jupyter settings are left alone, the news pop-up and update
+``<workspace>/.checkpoint-lab/`` and then becomes JupyterLab, serving the workspace. Outside the
+workspace it writes only the course's own settings into this environment, where they are missing
+(`graders.cli.doctor`): the user's own Jupyter settings are left alone, the news pop-up and update
 checks are off, nbgrader's assignment list works against a local exchange inside the workspace, and
 the kernel is this Python's, so ``graders`` and ``fake_llm`` import in every notebook. jupytext's
 pairing is off there (it is for the repository's lessons, not a student's copies), and a saved
