@@ -186,7 +186,7 @@ TINY_PYPROJECT = (
     '[tool.setuptools]\npackages = ["tiny"]\n')
 
 #: A stand-in for pip in a tiny project's .venv: records its arguments, prints ``pip-freeze.txt``
-#: for ``freeze``, and exits with PIP_STUB_EXIT (0 unless set).
+#: for ``freeze``, writes PIP_STUB_STDERR to stderr and exits with PIP_STUB_EXIT (0 unless set).
 STUB_PIP = """
 import json, os, sys
 from pathlib import Path
@@ -195,6 +195,7 @@ with open(venv / "pip-calls.jsonl", "a") as f:
     f.write(json.dumps(sys.argv[1:]) + "\\n")
 if sys.argv[1:2] == ["freeze"]:
     print((venv / "pip-freeze.txt").read_text(), end="")
+sys.stderr.write(os.environ.get("PIP_STUB_STDERR", ""))
 sys.exit(int(os.environ.get("PIP_STUB_EXIT", "0")))
 """
 
@@ -259,11 +260,14 @@ def test_course_py_installs_once_and_again_when_pyproject_or_constraints_change(
     constraints = tmp_path / "constraints.txt"
     constraints.write_text("# pinned\npytest==8.0.0\n")
     assert "Installing the course's packages" in _course(tmp_path).stdout
-    [call] = _pip_calls(venv)
+    pins, call = _pip_calls(venv)
+    # the pins alone first, without their dependencies (nothing to resolve: fails fast), then
+    # the project under the same pins
+    assert "--no-deps" in pins and pins[pins.index("-r") + 1] == str(constraints), pins
     assert call[call.index("-c") + 1] == str(constraints), call
     constraints.write_text("# pinned\npytest==8.0.1\n")
     assert "Installing" in _course(tmp_path).stdout, "constraints.txt is in the stamp"
-    assert len(_pip_calls(venv)) == 1
+    assert len(_pip_calls(venv)) == 2
     assert "Installing" not in _course(tmp_path).stdout
 
 
@@ -272,7 +276,8 @@ def test_course_py_says_when_pip_fails_and_tries_again_next_time(tmp_path):
     venv = _stub_venv(tmp_path, pytest_too=False)
     failed = _course(tmp_path, PIP_STUB_EXIT="3")
     assert failed.returncode != 0
-    assert "pip could not install the course's packages (exit 3)" in failed.stderr
+    assert "pip could not install the course's packages on Python " in failed.stderr
+    assert "(exit 3)" in failed.stderr
     assert "Traceback" not in failed.stderr
     assert not (venv / ".checkpoint-lab-installed").exists()
     assert "Installing" in _course(tmp_path).stdout and len(_pip_calls(venv)) == 2

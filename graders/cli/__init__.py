@@ -27,6 +27,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "dev": ("graders.cli.dev", "for maintainers: `dev check` checks every exercise both ways"),
     "gradescope": ("graders.cli.gradescope", "write an autograder zip for Gradescope"),
     "site": ("graders.cli.site", "build the course as a static site that runs in a browser tab"),
+    "doctor": ("graders.cli.doctor",
+               "check (--repair: write) the course's Jupyter settings in this environment"),
 }
 
 
