@@ -10,7 +10,7 @@ from typing import Any
 
 from graders.checks.answer_cells import AnswerCells
 from graders.checks.base import CHECKS, GRADING_ENV, Check, exercise_of
-from graders.checks.gate import hold_back
+from graders.checks.gate import hold_back, saved_notebook
 from graders.checks.grading_faults import grader_fault
 from graders.checks.result import CheckResult, not_checked
 from graders.sandbox.serve import SandboxUnavailable
@@ -53,7 +53,7 @@ def live_from_cells(check: Check, namespace: dict, *, without_source=None) -> Ch
     ``grade``), on the best observer this machine has; its first line says which when it is
     not grading's sandbox. Where a cell's source is not to be had, ``without_source(check,
     functions)`` runs the live functions instead (grade_id -> function), else it is not checked.
-    A written answer the exercise's checks wait for holds their findings back
+    Its findings are held back until the saved notebook holds the student's own answer
     (`graders.checks.gate`).
     """
     from graders.grading.observers import observer_note
@@ -72,7 +72,7 @@ def live_from_cells(check: Check, namespace: dict, *, without_source=None) -> Ch
         names = " and ".join(record.answer_cell(g).defines for g in check.answer_cells)
         return not_checked(check.id, f"Could not run this check: the source of your {names} "
                            "cell is not to be had; run that cell again, then this one.")
-    result = hold_back(result)  # e.g. Level 2: part 1 first
+    result = hold_back(result, saved_notebook(record.notebook, namespace))  # own answer first
     note = observer_note()
     if note and result.checked:
         result.message = f"{note}\n{result.message}"
