@@ -156,7 +156,7 @@ def held_back_text(notebook: str) -> str:
         wanted = "all eight predictions in PREDICTED are filled in with True or False"
     else:
         wanted = (f"your written answer ({grade_id}) holds your own words, at least "
-                  f"{MIN_WORDS} of them")
+                  f"{MIN_WORDS} of them,")
     return (f"Its findings appear once {wanted} and the notebook is saved (Ctrl+S): commit to "
             "your own answer first.")
 
@@ -171,8 +171,9 @@ def hold_back(result: CheckResult, nb: dict | None) -> CheckResult:
 
     While the gate is closed: whether the check passed, its points, and `held_back_text`; no
     message of the judge's, no crash point, no verdict. A check that could not run keeps its
-    message (that is about this machine, not the code); so does code that does not load (a
-    syntax error is no diagnosis, and the student needs it to go on).
+    message (that is about this machine, not the code), as does one the grader could not judge
+    (`graders.checks.grading_faults.NotJudged`); so does code that does not load (a syntax
+    error is no diagnosis, and the student needs it to go on).
     """
     if not result.checked or not gated(result.check_id, nb):
         return result

@@ -53,8 +53,6 @@ def live_from_cells(check: Check, namespace: dict, *, without_source=None) -> Ch
     ``grade``), on the best observer this machine has; its first line says which when it is
     not grading's sandbox. Where a cell's source is not to be had, ``without_source(check,
     functions)`` runs the live functions instead (grade_id -> function), else it is not checked.
-    Its findings are held back until the saved notebook holds the student's own answer
-    (`graders.checks.gate`).
     """
     from graders.grading.observers import observer_note
 
@@ -72,7 +70,6 @@ def live_from_cells(check: Check, namespace: dict, *, without_source=None) -> Ch
         names = " and ".join(record.answer_cell(g).defines for g in check.answer_cells)
         return not_checked(check.id, f"Could not run this check: the source of your {names} "
                            "cell is not to be had; run that cell again, then this one.")
-    result = hold_back(result, saved_notebook(record.notebook, namespace))  # own answer first
     note = observer_note()
     if note and result.checked:
         result.message = f"{note}\n{result.message}"
@@ -84,8 +81,9 @@ def evaluate_check(check_id: str, namespace: dict) -> CheckResult:
 
     Used in the student's own kernel, for their information: the exercise's ``live`` runs it
     (:func:`live_from_cells`: the cells that defined the functions, graded exactly as grading
-    will grade them, on the best observer this machine has). Hidden checks are not run here
-    (see :func:`run_check`).
+    will grade them, on the best observer this machine has). Its findings are held back until
+    the saved notebook holds the student's own answer (`graders.checks.gate`). Hidden checks
+    are not run here (see :func:`run_check`).
     """
     check = CHECKS[check_id]
     if check.hidden:
@@ -99,7 +97,8 @@ def evaluate_check(check_id: str, namespace: dict) -> CheckResult:
                              "your work is graded.")
     except Exception as exc:  # noqa: BLE001 - the student's kernel gets a message, not a traceback
         result = grader_fault(check_id, exc)
-    return result
+    # What it found waits for the student's own answer, read from the saved notebook.
+    return hold_back(result, saved_notebook(check.notebook, namespace))
 
 
 def in_grading_kernel() -> bool:
