@@ -185,10 +185,18 @@ def test_checkpoint_lab_check_applies_the_gate(level, answered, tmp_path):
 
 # -- Validate: nbgrader validate, a fresh kernel ------------------------------------------------
 
+#: The nbgrader_config.py the package installs into the environment's etc/jupyter: it makes
+#: Validate show what a check cell said (`graders.nbgrader_plumbing.validation`).
+ENV_CONFIG = ROOT / "graders/data/jupyter/env/etc/jupyter/nbgrader_config.py"
+
+
 def _validate(path: Path, *, elsewhere: Path | None = None) -> str:
     nbgrader = Path(sys.executable).parent / "nbgrader"
-    done = subprocess.run([str(nbgrader), "validate", str(path)], cwd=elsewhere or path.parent,
+    cwd = elsewhere or path.parent
+    (cwd / "nbgrader_config.py").write_text(ENV_CONFIG.read_text())  # as a hub's env has it
+    done = subprocess.run([str(nbgrader), "validate", str(path)], cwd=cwd,
                           capture_output=True, text=True, timeout=600)
+    assert "No nbgrader_config.py file found" not in done.stderr
     return done.stdout + done.stderr
 
 
