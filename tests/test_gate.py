@@ -173,3 +173,8 @@ def test_no_state_in_a_kernel_decides_it_a_fresh_process_reads_the_saved_answer(
     said = subprocess.run([sys.executable, "-c", code], env=env, cwd="/", text=True,
                           capture_output=True, check=True).stdout
     assert said.strip() == "False"
+
+
+def test_a_passed_check_is_shown_as_it_is_while_the_gate_is_closed():
+    passed = CheckResult("l2_atomic_save", True, 3, "Every crash point passed.", [], "")
+    assert hold_back(passed, None) is passed

@@ -169,19 +169,17 @@ def gated(check_id: str, nb: dict | None) -> bool:
 def hold_back(result: CheckResult, nb: dict | None) -> CheckResult:
     """``result`` as it may be shown, given the saved notebook ``nb`` (None: not found).
 
-    While the gate is closed: whether the check passed, its points, and `held_back_text`; no
-    message of the judge's, no crash point, no verdict. A check that could not run keeps its
+    While the gate is closed, a failed check says that it ran and did not pass, its points, and
+    `held_back_text`: no message of the judge's, no crash point, no verdict. A check that
+    passed has nothing to give away and is shown as it is. A check that could not run keeps its
     message (that is about this machine, not the code), as does one the grader could not judge
     (`graders.checks.grading_faults.NotJudged`); so does code that does not load (a syntax
     error is no diagnosis, and the student needs it to go on).
     """
-    if not result.checked or not gated(result.check_id, nb):
+    if not result.checked or result.passed or not gated(result.check_id, nb):
         return result
     if any(kind_of(v) == "load" and not v.passed for v in result.verdicts):
         return result
     notebook = exercise_of(CHECKS[result.check_id]).notebook
-    if result.passed:
-        message = f"It ran and passed. {held_back_text(notebook)}"
-    else:
-        message = f"It ran and did not pass. {held_back_text(notebook)}"
+    message = f"It ran and did not pass. {held_back_text(notebook)}"
     return dataclasses.replace(result, message=message, verdicts=[], summary=message)
