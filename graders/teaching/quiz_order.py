@@ -6,8 +6,8 @@ around. The seed is, in this order:
 1. ``$CHECKPOINT_LAB_QUIZ_SEED`` (``authored`` keeps the authored order);
 2. ``$JUPYTERHUB_USER``, the hub's name for the student (on a hub with nbgrader this is also the
    student's nbgrader id; nbgrader gives a student's kernel no other);
-3. a random seed made once and kept in the student's workspace (``.checkpoint-lab-quiz-seed``),
-   else in their home folder.
+3. a random seed made once and kept in the student's workspace (``.checkpoint-lab-quiz-seed``;
+   on the site, the browser's storage), else in their home folder.
 
 Never the operating system's user name: on the documented hub image and on Binder every student
 is ``jovyan``, and everyone would get one order.
@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import random
 import secrets
+import sys
 from pathlib import Path
 
 from .quiz import Quiz
@@ -36,6 +37,8 @@ SEED_FILE = ".checkpoint-lab-quiz-seed"
 
 def _seed_folders() -> list[Path]:
     folders = []
+    if sys.platform == "emscripten":  # the site: the browser's storage, kept between visits
+        folders.append(Path("/drive"))
     try:
         from graders.workspace.student_files import workspace_path
 
