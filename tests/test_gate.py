@@ -142,7 +142,8 @@ def test_a_held_back_check_says_it_ran_and_failed_in_neutral_words():
     held = hold_back(_failed(), released("02_two_latent_failures"))
     assert held.verdicts == [] and not held.passed and held.points_earned == 0
     assert held.message.startswith("It ran and did not pass. Its findings appear once your "
-                                   "written answer (l2_name_the_failures)")
+                                   'written answer to "Part 1: name the two failures" holds')
+    assert "(l2_name_the_failures)" in hold_back(_failed(), None).message, "no notebook: its id"
     assert "torn" not in str(held) and "in place" not in str(held)
     told = hold_back(_failed(), with_answer(released("02_two_latent_failures"),
                                             "02_two_latent_failures"))

@@ -149,14 +149,32 @@ def saved_notebook(notebook: str, namespace: dict | None = None) -> dict | None:
         return None
 
 
-def held_back_text(notebook: str) -> str:
-    """What a held-back check says in place of its findings."""
+def _question(nb: dict | None, grade_id: str) -> str | None:
+    """The heading above cell ``grade_id`` of ``nb``: how a student finds the question."""
+    cells = nb.get("cells", []) if isinstance(nb, dict) else []
+    cell = _cell(nb, grade_id) if cells else None
+    if cell is None:
+        return None
+    for before in reversed(cells[:cells.index(cell)]):
+        if isinstance(before, dict) and before.get("cell_type") == "markdown":
+            heading = next((line for line in _source(before).splitlines()
+                            if line.startswith("#")), "")
+            if heading:
+                return heading.lstrip("#").strip()
+    return None
+
+
+def held_back_text(notebook: str, nb: dict | None = None) -> str:
+    """What a held-back check says in place of its findings (``nb``: the saved notebook, whose
+    headings name the question; None: named by its id)."""
     grade_id = GATES.get(notebook, "")
+    question = _question(nb, grade_id)
     if grade_id.endswith("_predict_table"):
         wanted = "all eight predictions in PREDICTED are filled in with True or False"
     else:
-        wanted = (f"your written answer ({grade_id}) holds your own words, at least "
-                  f"{MIN_WORDS} of them,")
+        where = f'to "{question}"' if question else f"({grade_id})"
+        wanted = (f"your written answer {where} holds your own words, at least {MIN_WORDS} of "
+                  "them,")
     return (f"Its findings appear once {wanted} and the notebook is saved (Ctrl+S): commit to "
             "your own answer first.")
 
@@ -181,5 +199,5 @@ def hold_back(result: CheckResult, nb: dict | None) -> CheckResult:
     if any(kind_of(v) == "load" and not v.passed for v in result.verdicts):
         return result
     notebook = exercise_of(CHECKS[result.check_id]).notebook
-    message = f"It ran and did not pass. {held_back_text(notebook)}"
+    message = f"It ran and did not pass. {held_back_text(notebook, nb)}"
     return dataclasses.replace(result, message=message, verdicts=[], summary=message)

@@ -219,12 +219,13 @@ class AnswerLock(TextFallback, widgets.VBox):
     def _show(self) -> None:
         from graders.checks.gate import gate_state, held_back_text, saved_notebook
 
-        is_open, why = gate_state(self.notebook, saved_notebook(self.notebook, _user_namespace()))
+        nb = saved_notebook(self.notebook, _user_namespace())
+        is_open, why = gate_state(self.notebook, nb)
         if is_open:
             self.status.value = ("Your saved answer is in. The checks below say what they found: "
                                  "run them again.")
         else:
-            self.status.value = html.escape(f"Not yet ({why}). {held_back_text(self.notebook)}")
+            self.status.value = html.escape(f"Not yet ({why}). {held_back_text(self.notebook, nb)}")
 
     def fallback_text(self) -> str:
         return (f"Once your answer above is written and saved, the checks below say what they "
