@@ -10,7 +10,9 @@ use, so a notebook's import cell loads only what it uses.
 
 - an exercise: :func:`run_check` (one visible check), :func:`self_check` (the table of all of
   them), :class:`Hints` (the opt-in hints), :func:`scratch_folder` and :func:`working_in` (where
-  ``try_it()`` runs), :func:`lock_answer`, :func:`compare_saves` and :func:`show_saves`;
+  ``try_it()`` runs), :func:`lock_answer`, :func:`compare_saves`, :func:`show_saves`, and the
+  given code :func:`given_loop` and :func:`given_save` (Levels 3 and 4: the grader's own, not
+  in the notebook, since they are Level 2's answer);
 - crash runs and resume: :class:`Submission`, :class:`Harness` (the forking harness),
   :func:`crash_points`, :func:`run_point`, :func:`run_matrix`, :func:`dry_run`,
   :class:`HarnessError`, :func:`resume`;
@@ -33,6 +35,8 @@ _WHERE = {
     "lock_answer": "graders.teaching.predict",
     "compare_saves": "graders.teaching.power_cut",
     "show_saves": "graders.teaching.power_cut",
+    "given_loop": "graders.loop.lesson_loop",
+    "given_save": "graders.loop.lesson_loop",
     # crash runs and resume
     "Submission": "graders.submission",
     "Harness": "graders.grading.forked",

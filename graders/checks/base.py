@@ -106,8 +106,8 @@ class Exercise:
             own, `graders.judge.checkpoint_rules.check`.
         fixture_cell: the answer cell a fixture file of ``tests/fixtures/<notebook>/`` stands
             for; None when a fixture is a whole submission (every answer cell).
-        gate: the grade_id of a written answer its checks' findings wait for in the student's
-            kernel (`graders.checks.gate`), if any.
+        gate: the grade_id of the cell its checks' findings wait for (a written answer, or
+            Level 3's predictions), read from the saved notebook (`graders.checks.gate`).
         hints: its hints file in ``graders/data/hints/`` ("" when it has none).
     """
 
