@@ -49,6 +49,8 @@ WATCHED_MODULES = {
     "jupyterhub": "jupyterhub",
 }
 
+_PREFIX = "checkpoint-lab-fast-watch-"
+
 _SHIM = """#!/bin/sh
 printf '%s\\t%s\\n' "${PYTEST_CURRENT_TEST:-?}" "NAME $*" >> LOG
 exec REAL "$@"
@@ -109,14 +111,17 @@ class FastWatch:
     """Fails a fast-tier test that starts a ``WATCHED`` program (see the module's docstring)."""
 
     def __init__(self) -> None:
-        self.folder = Path(tempfile.mkdtemp(prefix="checkpoint-lab-fast-watch-"))
+        self.folder = Path(tempfile.mkdtemp(prefix=_PREFIX))
         self.log = self.folder / "started.tsv"
         self.log.touch()
         self.seen = 0
         self.shims = self.folder / "bin"
         self.shims.mkdir()
+        # an outer fast tier's stand-ins (a test of this watch runs pytest in pytest) are skipped
+        path = os.pathsep.join(folder for folder in os.environ.get("PATH", "").split(os.pathsep)
+                               if _PREFIX not in folder)
         for name in WATCHED:
-            real = shutil.which(name)
+            real = shutil.which(name, path=path)
             if real is None:
                 continue
             shim = self.shims / name
@@ -150,6 +155,15 @@ class FastWatch:
         lines = self.log.read_text().splitlines()
         new, self.seen = lines[self.seen:], len(lines)
         return [line.split("\t", 1)[-1] for line in new]
+
+    def pytest_collection_finish(self, session):
+        self.at_collection = self.started()  # the test modules' imports, not a test
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if self.at_collection:
+            terminalreporter.write_line(
+                "fast tier: collecting the tests started "
+                + "; ".join(line[:200] for line in self.at_collection[:3]), yellow=True)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
