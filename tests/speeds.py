@@ -31,7 +31,7 @@ WATCHED = {
     "strace": ("strace", "sandbox"),
     "nbgrader": ("nbgrader", "nbgrader"),
     "jupyter": ("a Jupyter command", "nbgrader or browser"),
-    "jupyter-lab": ("JupyterLab", "browser"),
+    "jupyter-lab": ("JupyterLab", "browser"),  # also `checkpoint-lab lab`
     "jupyter-server": ("a Jupyter server", "browser"),
     "jupyterhub": ("JupyterHub", "browser"),
     "chromium": ("Chromium", "browser"),
@@ -99,11 +99,16 @@ def watched(argv) -> str | None:
     name = os.path.basename(args[0])
     if name in WATCHED:
         return name
+    if name == "checkpoint-lab" and args[1:2] == ["lab"]:
+        return "jupyter-lab"
     if name in ("sh", "bash") and "-c" in args[:-1]:
         words = shlex.split(args[args.index("-c") + 1])
         return watched(words[:1]) if words else None
     if name.startswith("python") and "-m" in args[:-1]:
-        return WATCHED_MODULES.get(args[args.index("-m") + 1].split(".")[0])
+        module = args[args.index("-m") + 1:]
+        if module[:2] == ["graders.cli", "lab"]:
+            return "jupyter-lab"
+        return WATCHED_MODULES.get(module[0].split(".")[0])
     return None
 
 
