@@ -455,6 +455,7 @@ def test_a_notebook_file_that_is_not_a_notebook(tmp_path):
         submission_from_notebook(path, L2)
 
 
+@pytest.mark.sandbox
 def test_check_results_round_trip_through_json(reference2, starter2):
     for result in [*reference2.values(), *starter2.values()]:
         again = CheckResult.from_dict(json.loads(json.dumps(result.to_dict())))
