@@ -91,7 +91,9 @@ def pytest_collection_modifyitems(config, items):
 
 def watched(argv) -> str | None:
     """The ``WATCHED`` program ``argv`` starts, if any (also through ``python -m``)."""
-    if isinstance(argv, (str, bytes, os.PathLike)):
+    if isinstance(argv, str):  # a command line (shell=True) or one program's path
+        argv = shlex.split(argv) if " " in argv else [argv]
+    elif isinstance(argv, (bytes, os.PathLike)):
         argv = [argv]
     args = [os.fsdecode(a) for a in argv]
     if not args:
@@ -103,7 +105,8 @@ def watched(argv) -> str | None:
         return "jupyter-lab"
     if name in ("sh", "bash") and "-c" in args[:-1]:
         words = shlex.split(args[args.index("-c") + 1])
-        return watched(words[:1]) if words else None
+        words = words[1:] if words[:1] == ["exec"] else words
+        return watched(words) if words else None
     if name.startswith("python") and "-m" in args[:-1]:
         module = args[args.index("-m") + 1:]
         if module[:2] == ["graders.cli", "lab"]:

@@ -427,3 +427,18 @@ def test_fast_and_slow_together_are_refused(tmp_path):
                              text=True, timeout=120)
     assert refused.returncode == 4, refused.stdout + refused.stderr
     assert "give one of them, or neither" in refused.stderr, refused.stderr
+
+
+def test_the_fast_tier_knows_the_programs_it_leaves_out():
+    from tests.speeds import watched
+
+    assert watched(["/usr/bin/bwrap", "--ro-bind", "/", "/", "true"]) == "bwrap"
+    assert watched("strace -f -o trace python3 x.py") == "strace"
+    assert watched(["sh", "-c", "exec chromium --headless about:blank"]) == "chromium"
+    assert watched(["sh", "-c", "chromium --headless about:blank"]) == "chromium"
+    assert watched([sys.executable, "-m", "nbgrader", "autograde", "lesson2"]) == "nbgrader"
+    assert watched([sys.executable, "-m", "jupyterlab", "--no-browser"]) == "jupyter-lab"
+    assert watched([Path(sys.executable).parent / "checkpoint-lab", "lab"]) == "jupyter-lab"
+    assert watched([sys.executable, "-m", "graders.cli", "lab", "--no-browser"]) == "jupyter-lab"
+    assert watched([sys.executable, "-m", "graders.cli", "check", "x.ipynb"]) is None
+    assert watched([sys.executable, "-c", "import nbgrader"]) is None
