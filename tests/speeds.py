@@ -123,6 +123,7 @@ class FastWatch:
         self.log = self.folder / "started.tsv"
         self.log.touch()
         self.seen = 0
+        self.at_collection: list[str] = []
         self.shims = self.folder / "bin"
         self.shims.mkdir()
         # an outer fast tier's stand-ins (a test of this watch runs pytest in pytest) are skipped
@@ -142,7 +143,8 @@ class FastWatch:
         watch, original = self, subprocess.Popen.__init__
 
         def init(popen, args, *rest, **kwargs):
-            name = watched(args)
+            seen = isinstance(args, (list, tuple, str, bytes, os.PathLike))  # not an iterator
+            name = watched(args) if seen else None
             if name is not None and not watch.is_shim(args):
                 watch.record(name, args)
             original(popen, args, *rest, **kwargs)
