@@ -2,7 +2,9 @@
 """Checkpoint Lab's front door: needs only Python 3.11+ and the standard library.
 
     python3 course.py lab     open the course in JupyterLab
-    python3 course.py test    run the whole test suite (extra arguments go to pytest)
+    python3 course.py test    run the whole test suite (extra arguments go to pytest; --fast:
+                              only the tests that need no sandbox, nbgrader, Jupyter server,
+                              browser or new environment; --slow: the others)
     python3 course.py pin     run the tests, then write the versions they passed with to
                               constraints.txt (--upgrade: first take the newest versions
                               pyproject.toml allows)
@@ -35,6 +37,7 @@ USAGE = """usage: python3 course.py {lab,test,pin} [args...]
 
   lab    open the course in JupyterLab (your own copies of the notebooks, in ./workspace)
   test   run the whole test suite; any further arguments are passed to pytest
+         (--fast: the tests that start no sandbox, nbgrader, Jupyter or browser; --slow: the rest)
   pin    for maintainers: run the tests (further arguments go to pytest), and if they pass
          write the exact versions installed to constraints.txt; `pin --upgrade` first
          upgrades every package to the newest version pyproject.toml allows

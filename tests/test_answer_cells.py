@@ -36,6 +36,7 @@ def _reference(notebook: str) -> str:
     return (ROOT / "solutions" / f"{notebook}.py").read_text()
 
 
+@pytest.mark.sandbox
 def test_cells_are_a_dict_and_the_program_has_no_marker_lines():
     nb = _notebook(_cell("l2_run_agent", "def run_agent(*a):\n    pass\n"),
                    _cell("other", "print('not mine')"),

@@ -94,6 +94,7 @@ DIAGNOSIS = ("torn write", "in place", "save point a", "pendingtooluse", "no tra
              "json.load", "torn_write", "killed_during_tool")
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("check_id", ["l2_atomic_save", "l2_save_point_a"])
 def test_level_2s_checks_hold_their_findings_back_until_part_1_is_written(starter, check_id,
                                                                           tmp_path):
