@@ -153,13 +153,16 @@ def test_the_table_shows_the_whole_reason_wrapped_and_marks_what_was_not_submitt
 
 
 def test_format_student_wraps_every_line_to_the_width():
+    from graders.checks.record import CheckRecord
     from graders.nbgrader_plumbing.gradebook import StudentResult, TestScore
     from graders.nbgrader_plumbing.score_report import format_student
 
     reason = "Killed halfway through save 1: checkpoint.json held 936 of its 1,873 bytes. " * 4
-    record = {"status": "failed", "message": reason.strip(), "cause": "in_place_write"}
+    record = CheckRecord(check_id="l2_atomic_save", notebook="02", title="t", hidden=False,
+                         points=3.0, score=0.0, status="failed", message=reason.strip(),
+                         summary=reason.strip(), cause="in_place_write")
     result = StudentResult("ann", [TestScore("02", "l2_atomic_save", 0, 3, record),
-                                   TestScore("01", "l1_saves_all_six", 0, 3, {},
+                                   TestScore("01", "l1_saves_all_six", 0, 3, None,
                                              submitted=False)], ["a note " * 20])
     text = format_student(result, width=70)
     assert max(len(line) for line in text.splitlines()) <= 70, text
