@@ -147,7 +147,8 @@ def plan_students(batch: Batch, found, handed_in: dict[str, set[str]], force: bo
         unread = handed_in.get(student, set()) - set(gradable)
         if (unread or not gradable) and not force \
                 and has_grade(course.gradebook_path, course.assignment, student):
-            reason = "; ".join(notes) or "nothing of it could be read"
+            reason = "; ".join(n.removesuffix("; it scores 0") for n in notes) \
+                or "nothing of it could be read"
             entry = {"state": "done", "what": "kept", "notes": [
                 f"not graded: {reason}; earlier grade kept (give --force to grade it anyway)"]}
         elif not gradable:
