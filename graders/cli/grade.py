@@ -18,7 +18,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "through nbgrader (autograde, then generate_feedback) into the course's gradebook, "
         "several students at once. Prints a summary of the class (per check, how many passed; "
         "who earned nothing, and why), then a table per student, writes FILE with a row per "
-        "student and a column per test, and leaves the feedback HTML in DIR/feedback/.")
+        "student and a column per test, and leaves the feedback HTML in DIR/feedback/. "
+        "SUBMISSIONS is only read (copied first; it may be DIR/submitted/); each student's "
+        "results go into the course at once, so a run killed at any moment loses nothing and "
+        "the same command run again finishes it. The gradebook is backed up first, in "
+        "DIR/gradebook-backups/.")
     parser.add_argument("submissions", metavar="SUBMISSIONS", type=Path,
                         help="the folder with one folder per student")
     parser.add_argument("--course", metavar="DIR", type=Path, required=True,
