@@ -107,6 +107,8 @@ def open_batch(course: Course, source: Path, *, force: bool, dry_run: bool) -> B
         if journal:
             _finish_commits(course, work, journal)
         _discard(work)
+        for trash in work.parent.glob(f"{work.name}.trash-*"):  # a removal cut short
+            shutil.rmtree(trash, ignore_errors=True)
     work.mkdir(parents=True)
     point("batch-start")
     snapshot(source, work / "snapshot", skip=course.root / WORK_DIR)

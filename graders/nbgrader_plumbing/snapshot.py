@@ -65,12 +65,19 @@ def shadow_course(course: Course, root: Path) -> Course:
     return Course(root.resolve(), course.assignment)
 
 
+def _not_regular(folder: str, names: list[str]) -> set[str]:
+    """The entries of ``folder`` that are neither regular files nor folders (links above all)."""
+    kinds = {name: os.lstat(os.path.join(folder, name)).st_mode for name in names}
+    return {name for name, mode in kinds.items()
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))}
+
+
 def merge_submission(kept: Path, handed_in: Path, dest: Path) -> None:
     """Make ``dest``: the files of ``kept`` (the course's ``submitted/<student>/<assignment>/``,
     when there is one: nbgrader's ``timestamp.txt`` and the rest) with the regular files of
-    ``handed_in`` (the student's folder in the snapshot) over them."""
+    ``handed_in`` (the student's folder in the snapshot) over them. Links are left out."""
     if kept.is_dir() and not kept.is_symlink():
-        shutil.copytree(kept, dest, symlinks=True)
+        shutil.copytree(kept, dest, ignore=_not_regular)
     else:
         dest.mkdir(parents=True)
     for entry in sorted(handed_in.iterdir()) if handed_in.is_dir() else []:
