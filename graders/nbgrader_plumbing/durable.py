@@ -6,8 +6,8 @@ the folder, so that after a crash (or a power cut) the file is the old one or th
 :func:`swap_in` puts a prepared folder at its destination with ``renameat2(RENAME_EXCHANGE)``
 where Linux has it (the old folder lands where the new one was), else with two renames.
 :func:`point` marks a moment of the batch: ``CHECKPOINT_LAB_GRADE_TRACE`` (a file) lists the
-points passed, ``CHECKPOINT_LAB_GRADE_KILL_AT`` (a point's name) kills the batch there (SIGKILL),
-for the crash tests.
+points passed (a line each: the name, the time), ``CHECKPOINT_LAB_GRADE_KILL_AT`` (a point's
+name) kills the batch there (SIGKILL), for the crash tests.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import ctypes.util
 import json
 import os
 import signal
+import time
 from pathlib import Path
 
 __all__ = ["KILL_ENV", "TRACE_ENV", "MAIN_PID_ENV", "write_durably", "read_json", "fsync_dir",
@@ -119,7 +120,7 @@ def point(name: str) -> None:
     trace = os.environ.get(TRACE_ENV)
     if trace:
         with open(trace, "a", encoding="utf-8") as handle:
-            handle.write(name + "\n")
+            handle.write(f"{name} {time.time():.3f}\n")
     if os.environ.get(KILL_ENV) == name:
         pid = int(os.environ.get(MAIN_PID_ENV) or os.getpid())
         os.kill(pid, signal.SIGKILL)
