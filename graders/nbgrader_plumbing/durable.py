@@ -2,7 +2,8 @@
 named points of a grading batch where a test may kill it.
 
 :func:`write_durably` writes a temporary file, fsyncs it, renames it over the old one and fsyncs
-the folder, so that after a crash (or a power cut) the file is the old one or the new one.
+the folder, so that after a crash (or a power cut) the file is the old one or the new one;
+:func:`fsync_tree` makes a folder durable before it is swapped in.
 :func:`swap_in` puts a prepared folder at its destination with ``renameat2(RENAME_EXCHANGE)``
 where Linux has it (the old folder lands where the new one was), else with two renames.
 :func:`point` marks a moment of the batch: ``CHECKPOINT_LAB_GRADE_TRACE`` (a file) lists the
@@ -21,7 +22,7 @@ import time
 from pathlib import Path
 
 __all__ = ["KILL_ENV", "TRACE_ENV", "MAIN_PID_ENV", "write_durably", "read_json", "fsync_dir",
-           "swap_in", "inode_of", "point", "die_with_parent"]
+           "fsync_tree", "swap_in", "inode_of", "point", "die_with_parent"]
 
 KILL_ENV = "CHECKPOINT_LAB_GRADE_KILL_AT"
 TRACE_ENV = "CHECKPOINT_LAB_GRADE_TRACE"
@@ -38,6 +39,19 @@ def fsync_dir(folder: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def fsync_tree(folder: Path) -> None:
+    """Make every file and folder under ``folder`` durable (before it is renamed into place:
+    after a power cut a renamed folder must not hold empty files)."""
+    for path, _dirs, files in os.walk(folder):
+        for name in files:
+            fd = os.open(os.path.join(path, name), os.O_RDONLY | os.O_NOFOLLOW)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        fsync_dir(Path(path))
 
 
 def write_durably(path: Path, data: bytes) -> None:

@@ -14,7 +14,14 @@ import json
 from pathlib import Path
 
 from graders.nbgrader_plumbing.course import Course
-from graders.nbgrader_plumbing.durable import inode_of, point, read_json, swap_in, write_durably
+from graders.nbgrader_plumbing.durable import (
+    fsync_tree,
+    inode_of,
+    point,
+    read_json,
+    swap_in,
+    write_durably,
+)
 from graders.nbgrader_plumbing.gradebook_rows import copy_student_rows
 
 __all__ = ["Journal", "commit_student", "FOLDERS"]
@@ -54,8 +61,10 @@ def commit_student(journal: Journal, course: Course, shadow: Course, student: st
         inodes = {}
         if entry["what"] == "full":
             for kind in FOLDERS:
-                node = inode_of(_folder(shadow.root, kind, student, course.assignment))
+                staged = _folder(shadow.root, kind, student, course.assignment)
+                node = inode_of(staged)
                 if node is not None:
+                    fsync_tree(staged)
                     inodes[kind] = node
         entry.update(state="committing", inodes=inodes)
         journal.save()
