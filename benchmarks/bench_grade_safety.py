@@ -1,10 +1,11 @@
 """Benchmark: what grading safely costs, measured in one run, printed as ratios.
 
 ``checkpoint-lab grade`` on N submissions (default 10) with its trace on
-(``CHECKPOINT_LAB_GRADE_TRACE``): the share of the whole run spent making the batch safe, i.e.
+(``CHECKPOINT_LAB_GRADE_TRACE``): the share of the whole run spent making the batch safe:
 (1) the snapshot of the hand-ins and the shadow course (``batch-start`` to ``batch-opened``;
-reading and staging the hand-ins, which grading always did, is printed apart), and (2) the commits, each student's folders swapped in and gradebook rows copied
-(``committing:<student>`` to ``done:<student>``, summed). Goal: both under 0.1x of the run.
+reading and staging the hand-ins, which grading always did, is printed apart), and (2) the
+commits, each student's folders swapped in and gradebook rows copied (``committing:<student>``
+to ``done:<student>``, summed). Goal: both under 0.1x of the run.
 
     .venv/bin/python benchmarks/bench_grade_safety.py [--students 10]
 """

@@ -78,7 +78,7 @@ def _run(course, handins: Path, tmp: Path, **env: str) -> int:
 def batch(tmp_path_factory):
     """(the course before the batch, the hand-ins, its state before, after, the points passed)"""
     scratch = tmp_path_factory.mktemp("killed")
-    before_course = collected_course(scratch)
+    before_course = collected_course()
     handins = scratch / "handins"
     for student, other in ROTATED.items():
         (handins / student).mkdir(parents=True)

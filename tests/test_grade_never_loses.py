@@ -32,9 +32,9 @@ pytestmark = pytest.mark.nbgrader
 
 
 @pytest.fixture(scope="module")
-def collected(tmp_path_factory):
+def collected():
     """A course after ``nbgrader collect`` and ``nbgrader autograde``: (course, its grades)."""
-    course = collected_course(tmp_path_factory.mktemp("cycle"))
+    course = collected_course()
     baseline = scores(course)
     assert sum(baseline["alice"].values()) == 10 and sum(baseline["bob"].values()) == 0
     assert sum(baseline["carol"].values()) == 5
