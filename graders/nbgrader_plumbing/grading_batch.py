@@ -209,7 +209,14 @@ def grade_batch(batch: Batch, *, jobs, feedback: bool, timeout, on_done) -> None
 
 
 def close_batch(batch: Batch) -> None:
-    """Remove the batch's work folder (its snapshot, shadow course and journal)."""
+    """Remove the batch's work folder (its snapshot, shadow course and journal), the grading
+    workers' log kept in the course (`grading_worker.LOG_NAME`) when they wrote to it."""
+    from graders.nbgrader_plumbing.grading_worker import LOG_NAME
+
+    log = batch.shadow.root / LOG_NAME
+    if not batch.dry_run and log.is_file() and log.stat().st_size:
+        with open(batch.course.root / LOG_NAME, "ab") as kept:
+            kept.write(log.read_bytes())
     _discard(batch.work)
     if batch.dry_run:
         shutil.rmtree(batch.work.parent, ignore_errors=True)
