@@ -168,3 +168,24 @@ def test_format_student_wraps_every_line_to_the_width():
     assert max(len(line) for line in text.splitlines()) <= 70, text
     assert " ".join(text.split()).count("Killed halfway through save 1") == 4
     assert "  01.ipynb: not submitted (1 check, 3 points, scored 0)" in text
+
+
+@pytest.mark.nbgrader
+def test_a_second_run_on_one_course_is_refused_in_one_line(course, tmp_path, capsys):
+    from graders.nbgrader_plumbing.grading_batch import batch_lock
+
+    (tmp_path / "subs" / "ann").mkdir(parents=True)
+    backups = set((course.root / "gradebook-backups").glob("*"))
+    with batch_lock(course):  # another run, grading this course now
+        status, _, err = _grade(capsys, str(tmp_path / "subs"), "--course", str(course.root),
+                                "--csv", str(tmp_path / "s.csv"))
+    assert status == 2 and "another `checkpoint-lab grade` is grading" in _one_line(err)
+    assert set((course.root / "gradebook-backups").glob("*")) == backups
+    assert not (tmp_path / "s.csv").exists()
+
+
+@pytest.mark.nbgrader
+def test_the_course_itself_is_not_a_folder_of_hand_ins(course, tmp_path, capsys):
+    status, _, err = _grade(capsys, str(course.root), "--course", str(course.root),
+                            "--csv", str(tmp_path / "s.csv"))
+    assert status == 2 and "is the course directory" in _one_line(err)
