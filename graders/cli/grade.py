@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
 
     _check_arguments(args)
     course = _open_course(args)
+    _check_sandbox(args)
     os.environ[MAIN_PID_ENV] = str(os.getpid())  # the grading workers inherit it
     try:
         with batch_lock(course) if not args.dry_run else _no_lock():
@@ -79,7 +80,22 @@ def _no_lock():
 
 
 def _check_arguments(args: argparse.Namespace) -> None:
-    """Refuse (UsageError) what cannot be graded: no sandbox, bad --jobs, --course or --csv."""
+    """Refuse (UsageError) bad arguments: --jobs, --student-timeout, --course or --csv."""
+    from graders.cli import UsageError
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs {args.jobs}: give at least 1")
+    if args.student_timeout is not None and not args.student_timeout > 0:
+        raise UsageError(f"--student-timeout {args.student_timeout:g}: give a number of seconds")
+    if not args.course.is_dir():
+        raise UsageError(f"no course directory {args.course}; make one with "
+                         f"`checkpoint-lab course {args.course}`")
+    if args.csv.is_dir() or not args.csv.resolve().parent.is_dir():
+        raise UsageError(f"--csv {args.csv}: give a file name in an existing folder")
+
+
+def _check_sandbox(args: argparse.Namespace) -> None:
+    """Refuse (UsageError) where no sandbox can confine the submissions; say which tier."""
     from graders.cli import UsageError
     from graders.grading.observers import MODE_ENV, grading_problem
 
@@ -94,15 +110,6 @@ def _check_arguments(args: argparse.Namespace) -> None:
         from graders.sandbox.box import tier
 
         print(tier().describe())
-    if args.jobs is not None and args.jobs < 1:
-        raise UsageError(f"--jobs {args.jobs}: give at least 1")
-    if args.student_timeout is not None and not args.student_timeout > 0:
-        raise UsageError(f"--student-timeout {args.student_timeout:g}: give a number of seconds")
-    if not args.course.is_dir():
-        raise UsageError(f"no course directory {args.course}; make one with "
-                         f"`checkpoint-lab course {args.course}`")
-    if args.csv.is_dir() or not args.csv.resolve().parent.is_dir():
-        raise UsageError(f"--csv {args.csv}: give a file name in an existing folder")
 
 
 def _open_course(args: argparse.Namespace):
