@@ -332,10 +332,23 @@ def test_the_missing_fields_decision_is_not_the_cell_s_own_output():
 
 # -- Level 1: a save with all six fields ---------------------------------------------------------
 
-def test_the_level1_starter_save_names_what_is_lacking():
+def test_the_level1_starter_save_counts_what_is_lacking_without_naming_it():
+    # Naming the five would answer l1_missing_fields, the check above it (issue 30, G3).
     bad = level1(save=_function(STARTER1, "save_checkpoint"))["l1_saves_all_six"]
     assert not bad.passed
-    assert "lacks version, task, turns, tokensUsed, pendingToolUse" in bad.message
+    assert "lacks 5 of the six fields" in bad.message
+    for field in ("version", "task", "turns", "tokensUsed", "pendingToolUse"):
+        assert field not in bad.message
+
+
+def test_a_save_lacking_one_field_names_it_and_what_resume_loses():
+    save = _function(STARTER1, "save_checkpoint")
+    one_short = save.replace('"messages"', '"version": 1, "task": state["task"], '
+                             '"turns": state["turns"], "tokensUsed": state["tokensUsed"], '
+                             '"messages"', 1)
+    bad = level1(save=one_short)["l1_saves_all_six"]
+    assert not bad.passed
+    assert "lacks pendingToolUse" in bad.message and "dangling" in bad.message
 
 
 @pytest.mark.parametrize("name, expected", [

@@ -185,7 +185,8 @@ def save_checkpoint(state):
 '''
 
 #: Level 3's four saves, by name. Save 1 is the exercise's starter; save 2 is Level 2's atomic
-#: save as the reference wrote it. None of them survives every power cut.
+#: save as the reference wrote it. None of them survives every power cut, and no two of them
+#: put together are the answer: none syncs the folder after its rename (issue 30, G4).
 LEVEL3_SAVES = {
     "save 1": _L3_HEAD + '''    folder = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -205,10 +206,10 @@ LEVEL3_SAVES = {
     "save 3": _L3_HEAD + '''    with os.fdopen(fd, "w", encoding="utf-8") as f:
         json.dump(state, f)
         os.fsync(f.fileno())
-    os.replace(tmp_path, CHECKPOINT)
     folder = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     os.fsync(folder)
     os.close(folder)
+    os.replace(tmp_path, CHECKPOINT)
 ''',
     "save 4": _L3_HEAD + '''    with os.fdopen(fd, "w", encoding="utf-8") as f:
         json.dump(state, f)
@@ -244,7 +245,7 @@ class SaveOutcome:
 KNOWN_OUTCOMES = {
     "save 1": SaveOutcome("save 1", True, True, "power_cut_in_save_1", "power_cut_during_tool_1"),
     "save 2": SaveOutcome("save 2", False, True, "", "power_cut_during_tool_1"),
-    "save 3": SaveOutcome("save 3", True, False, "power_cut_in_save_1", ""),
+    "save 3": SaveOutcome("save 3", True, True, "power_cut_in_save_1", "power_cut_during_tool_1"),
     "save 4": SaveOutcome("save 4", False, True, "", "power_cut_during_tool_1"),
 }
 
@@ -302,7 +303,7 @@ def compare_saves(table) -> _Shown:
     outcomes = KNOWN_OUTCOMES if problem else save_outcomes()
     note = (f"(The grader's sandbox is not here ({problem}): these are the outcomes it found "
             "on Linux.)" if problem else
-            "Each save ran for real with the lesson's loop, and the engine that grades Level 3 "
+            "Each save ran for real with the given loop, and the engine that grades Level 3 "
             "cut the power at every moment of the run.")
     right = sum(table[n][c] == getattr(o, c) for n, o in outcomes.items() for c in COLUMNS)
     lines, rows = [], []
