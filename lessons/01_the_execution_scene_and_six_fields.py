@@ -92,7 +92,7 @@ compare("no_checkpoint")
 # | `version` | the protocol version: resume checks it before anything else, and refuses a version it does not know |
 # | `task` | the user's task, in words: after a restart, the file is all the harness knows about what it was doing |
 # | `turns` | how many turns have run: the max-turn cap counts on from it, instead of from zero |
-# | `tokensUsed` | the output tokens so far, the sum of every response's `output_tokens`: one part of what the run costs, and in this course's protocol what the compaction threshold is judged against |
+# | `tokensUsed` | the output tokens so far, the sum of every response's `output_tokens`: a budget counter, one part of what the run costs (this course's protocol also times its compaction by it) |
 # | `messages` | the whole conversation: each model call is sent this list, and it is all the model will know |
 # | `pendingToolUse` | `None`, or `{id, name, input}` of a tool the model named whose result is not recorded yet |
 #
@@ -172,9 +172,10 @@ compare("field_turns")
 # %% [markdown]
 # ### `tokensUsed`
 #
-# In this course's protocol, compaction (from the context-engineering course) runs when the count
-# of output tokens crosses a threshold. Put the threshold just past what the checkpoint has
-# already counted:
+# `tokensUsed` is a budget counter: a run that may spend so many tokens stops, or asks, when the
+# count crosses its limit. This course's protocol keeps one simple limit of that kind, a
+# threshold at which compaction (from the context-engineering course) runs. Put it just past
+# what the checkpoint has already counted:
 
 # %%
 predict("field_tokens_used")
@@ -198,8 +199,14 @@ print(f"without tokensUsed: compaction {when(lost)}")
 compare("field_tokens_used")
 
 # %% [markdown]
+# Any limit kept against the count fails the same way: a budget restarted at zero is spent twice.
 # Output tokens are one part of what a run costs; the input, re-sent every turn, is usually the
 # larger (part 6). Lost, the count can only be re-estimated from the messages, not exactly.
+#
+# Real agents rarely time compaction by this count. They judge it on the size of the context the
+# next request will send: the latest response's `input_tokens` with its two cache fields, or a
+# token count of `messages`. That size can be worked out again from `messages` alone, so a
+# compaction judged on it survives a lost `tokensUsed`; the budget does not.
 #
 # ### `messages`
 #

@@ -260,8 +260,8 @@ def check_tokens(data: dict, report: ResumeReport, compaction_threshold: int) ->
         report.problems.append(Problem("tokensUsed", (
             "there is no token count, so it restarts at 0: the compaction threshold "
             f"({compaction_threshold:,} tokens) is judged against the tokens spent since resuming "
-            "only, and compaction runs late or never. Re-estimating would need the usage of every "
-            "past response, which is no longer there."
+            "only, and compaction runs late or never. It can be re-estimated from the messages, "
+            "not exactly: the usage figures of the past responses are no longer there."
         )))
         return 0
     report.steps.append(f"tokensUsed: {tokens:,} tokens so far "
