@@ -18,8 +18,8 @@
 # though, and what it leaves on disk either cannot be read at all or does not match what really
 # happened. There are two such weak spots. Finding them is the exercise.
 #
-# **What is wanted:** a loop whose `checkpoint.json`, wherever the process is killed, is a
-# complete save that tells a restarted loop the truth about which tool calls were started.
+# **What is wanted:** a loop whose `checkpoint.json`, wherever the process is killed, is one a
+# restarted loop can trust.
 #
 # **By the end you can:**
 #
@@ -223,11 +223,10 @@ lock_answer("l2_name_the_failures")
 #
 # How it is checked, one check per failure, each with its own points:
 #
-# - the first kills your code in the middle of every save, then reads `checkpoint.json`: it must
-#   be a complete save every time;
+# - the first kills your code in the middle of every save, then reads `checkpoint.json` as resume
+#   would;
 # - the second kills your code while each tool runs and while each model call is in flight, then
-#   compares `checkpoint.json` with the tools that really ran: a call that was started must be
-#   on disk.
+#   compares `checkpoint.json` with the tools that really ran.
 #
 # Once part 1 is locked in, a failing check says what it found on disk and what resume ran into;
 # `hint()` says more, one step at a time.

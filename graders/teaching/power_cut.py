@@ -245,7 +245,8 @@ class SaveOutcome:
 KNOWN_OUTCOMES = {
     "save 1": SaveOutcome("save 1", True, True, "power_cut_in_save_1", "power_cut_during_tool_1"),
     "save 2": SaveOutcome("save 2", False, True, "", "power_cut_during_tool_1"),
-    "save 3": SaveOutcome("save 3", True, True, "power_cut_in_save_1", "power_cut_during_tool_1"),
+    "save 3": SaveOutcome("save 3", True, True, "power_cut_during_tool_1",
+                          "power_cut_during_tool_1"),
     "save 4": SaveOutcome("save 4", False, True, "", "power_cut_during_tool_1"),
 }
 
