@@ -75,9 +75,9 @@ compare("no_checkpoint")
 # scene that knew about them is gone.
 #
 # A *checkpoint* is that scene written to a file, in a form a new process can load and carry on
-# from. Anthropic's account of its multi-agent research system puts it this way:
-# long-running agents stay reliable by combining "the adaptability of AI agents built on Claude
-# with deterministic safeguards like retry logic and regular checkpoints"
+# from. Anthropic's account of its multi-agent research system makes the same point in its own
+# terms: an agent that runs for a long time stays reliable when its flexible, model-driven steps
+# are backed by fixed machinery, retries and checkpoints taken at regular points
 # ([How we built our multi-agent research system](https://www.anthropic.com/engineering/multi-agent-research-system)).
 # This lesson is the checkpoint half: what a checkpoint holds, when the loop saves it, and how a
 # save survives a crash in the middle of it.
