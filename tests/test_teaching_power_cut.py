@@ -46,7 +46,8 @@ def test_no_save_of_the_four_survives_every_power_cut_and_none_is_the_fix():
     assert {(o.empty, o.older) for o in KNOWN_OUTCOMES.values()} == {
         (True, True), (False, True)}, "the answers differ from save to save"
     text = show_saves()._repr_html_()
-    assert all(f"# ---- {name} ----" in text for name in LEVEL3_SAVES)
+    assert all(f"# ---- {name}: then ----" in text for name in LEVEL3_SAVES)
+    assert text.count("def save_checkpoint") == 1, "the lines all four share are shown once"
 
 
 @pytest.mark.skipif(bool(sandbox_problem()), reason=str(sandbox_problem()))

@@ -33,7 +33,7 @@ ANSWER_CELLS = (AnswerCell("l3_save_checkpoint", "save_checkpoint"),)
 POWER_PROBLEMS = frozenset({DATA_NOT_SYNCED, RENAME_NOT_SYNCED})
 
 #: At most this many moments are named after a cause; the rest are counted.
-_SHOWN = 4
+_SHOWN = 2
 
 
 CHECKS = tuple(
@@ -46,9 +46,9 @@ CHECKS = tuple(
         success=f"after every power cut {what}", problems=frozenset({problem}),
         twin=f"l3_{name}" if hidden else "")
     for name, title, problem, what in (
-        ("file_synced", "checkpoint.json is never empty after a power cut",
+        ("file_synced", "after a power cut, checkpoint.json is never empty",
          DATA_NOT_SYNCED, "checkpoint.json held a complete save"),
-        ("directory_synced", "no save the loop relied on goes missing after a power cut",
+        ("directory_synced", "after a power cut, no save the loop relied on is missing",
          RENAME_NOT_SYNCED, "no save the loop relied on was lost"))
     for suffix, hidden, scenario in (("", False, "support-tickets"),
                                      ("_hidden", True, "long-migration"))

@@ -269,11 +269,14 @@ def save_outcomes() -> dict[str, SaveOutcome]:
 
 
 def show_saves():
-    """The four saves, one after the other, as code (whole lines, any theme)."""
+    """The four saves as code (whole lines, any theme): the lines all four begin with once,
+    then what each does after them."""
     from graders.teaching.code_view import show_code
 
-    text = "\n\n".join(f"# ---- {name} ----\n{code.split(chr(10) * 3, 1)[1]}"
-                        for name, code in LEVEL3_SAVES.items())
+    head = _L3_HEAD.split(chr(10) * 3, 1)[1]
+    bodies = [f"# ---- {name}: then ----\n{code[len(_L3_HEAD):].rstrip()}"
+              for name, code in LEVEL3_SAVES.items()]
+    text = "\n\n".join([f"# ---- all four begin ----\n{head.rstrip()}", *bodies])
     return show_code(text, language="python")
 
 
