@@ -6,8 +6,8 @@ loop once per scenario, in the sandbox, watched from outside (:mod:`graders.sand
 one recording :func:`graders.judge.power.judge_power` builds every state a power cut could leave
 at every moment. Two checks, each judging its own failures, titled by what must hold (never by
 the call that makes it hold: that is in the hints): checkpoint.json is never empty
-(``data_not_synced``), and no save the loop relied on goes missing (``rename_not_synced``). A failure of neither kind (the save is not atomic, the run raises)
-counts against both.
+(``data_not_synced``), and no save the loop relied on goes missing (``rename_not_synced``). A
+failure of neither kind (the save is not atomic, the run raises) counts against both.
 """
 
 from __future__ import annotations

@@ -162,6 +162,10 @@ class ResultTable:
                             "above first", level=1))
         return rows
 
+    def _one_check(self) -> bool:
+        """A check cell's table: its row already says the points, so no summary line."""
+        return len(self.results) == 1 and not self.hidden and not self.title
+
     def summary(self) -> str:
         """One line: how many checks passed, and the points."""
         if not self.results and not self.hidden:
@@ -194,7 +198,8 @@ class ResultTable:
                 status = row.status if i == 0 else ""
                 message = messages[i] if i < len(messages) else ""
                 lines.append(f"{name:<{name_w}}  {status:<{status_w}}  {message}".rstrip())
-        lines.append(self.summary())
+        if not self._one_check():
+            lines.append(self.summary())
         for note in self.notes:
             lines.extend(textwrap.wrap(note, width))
         return "\n".join(lines)
@@ -217,7 +222,8 @@ class ResultTable:
                 f'<td style="{cell};color:{colors[row.passed]};font-weight:600;'
                 f'white-space:nowrap">{html.escape(row.status)}</td>'
                 f'<td style="{cell}">{html.escape(row.message)}</td></tr>')
-        parts.append(f"</tbody></table><p>{html.escape(self.summary())}</p>")
+        parts.append("</tbody></table>" + ("" if self._one_check() else
+                                           f"<p>{html.escape(self.summary())}</p>"))
         parts.extend(f'<p class="checkpoint-lab-note">{html.escape(note)}</p>'
                      for note in self.notes)
         parts.append("</div>")

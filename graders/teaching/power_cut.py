@@ -276,7 +276,7 @@ def show_saves():
     head = _L3_HEAD.split(chr(10) * 3, 1)[1]
     bodies = [f"# ---- {name}: then ----\n{code[len(_L3_HEAD):].rstrip()}"
               for name, code in LEVEL3_SAVES.items()]
-    text = "\n\n".join([f"# ---- all four begin ----\n{head.rstrip()}", *bodies])
+    text = "\n".join([f"# ---- all four begin ----\n{head.rstrip()}", *bodies])
     return show_code(text, language="python")
 
 
