@@ -132,9 +132,8 @@ resume(checkpoint)
 predict("field_version")
 
 # %%
-say(resume(dict(checkpoint, version=2)).to_text())
-print()
-say(resume(without(checkpoint, "version")).to_text())
+say(resume(dict(checkpoint, version=2)).problem("version"))
+say(resume(without(checkpoint, "version")).problem("version"))
 compare("field_version")
 
 # %% [markdown]
@@ -235,7 +234,9 @@ compare("field_messages")
 predict("field_pending_tool_use")
 
 # %%
-say(resume(without(checkpoint, "pendingToolUse")).to_text())
+lost = resume(without(checkpoint, "pendingToolUse"))
+say(lost.problem("pendingToolUse"))
+print("And then:", lost.outcome, "The model refused the conversation it was sent.")
 compare("field_pending_tool_use")
 
 # %% [markdown]
@@ -258,7 +259,8 @@ show_quiz("tokens_used_missing")
 drop = ["turns", "tokensUsed"]
 report = resume(without(migration.state, *drop), scenario="long-migration", max_turns=5,
                 compaction_threshold=threshold)
-say(report.to_text())
+for name in drop:
+    say(report.problem(name))
 
 # %% [markdown]
 # ## Glossary

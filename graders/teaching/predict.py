@@ -124,7 +124,7 @@ class PredictionView(TextFallback, widgets.VBox):
 
     def fallback_text(self) -> str:
         letters = ", ".join(f'"{letter}"' for letter in self.prediction.letters)
-        return (f"Predict: {self.prediction.to_text(reveal=False)}\n\n"
+        return (f"Predict: {self.prediction.to_text(reveal=False)}\n"
                 f"Lock in your answer in code: predict({self.prediction.id!r}).lock_in(LETTER), "
                 f"with LETTER one of {letters}; then run the next cell.")
 
