@@ -293,6 +293,7 @@ def test_the_five_missing_fields_pass(answer):
       "resume cannot tell a tool call was left dangling"]),
     ('MISSING_FIELDS = {"version", "task", "turns", "tokensUsed", "pendingToolUse", "messages"}',
      ["messages is the one field the starter does save"]),
+    ('MISSING_FIELDS = {"task"}', ["has 1 of the 5", "4 more of the fields"]),
     ('MISSING_FIELDS = {"version", "task", "turns", "tokens_used", "pendingToolUse"}',
      ["'tokens_used' is not spelled as the checkpoint spells its key 'tokensUsed'"]),
     ('MISSING_FIELDS = {"version", "task", "turns", "tokensUsed", "pendingToolUse", "fsync"}',
@@ -307,14 +308,17 @@ def test_the_five_missing_fields_pass(answer):
     ('import os\nos._exit(3)', ["ended the Python process (exit status 3)"]),
     ('from graders.loop.resume import SIX_FIELDS\nMISSING_FIELDS = set(SIX_FIELDS) - {"messages"}',
      ["No module named 'graders'"]),
-], ids=["four", "messages", "misspelt", "unknown", "string", "empty", "numbers", "undefined",
-        "raises", "syntax", "os_exit", "imports_the_grader"])
+], ids=["four", "messages", "one_guess", "misspelt", "unknown", "string", "empty", "numbers",
+        "undefined", "raises", "syntax", "os_exit", "imports_the_grader"])
 def test_wrong_missing_fields_fail_saying_why(answer, expected):
     """An answer cell runs in the sandbox, where the grader's own package is not."""
     result = level1(answer)["l1_missing_fields"]
     assert not result.passed and result.points_earned == 0
     for text in expected:
         assert text in result.message, result.message
+    if "{\"task\"}" in answer:  # a guess of one field is not answered with the other four
+        assert not any(f in result.message for f in ("version", "turns", "tokensUsed",
+                                                     "pendingToolUse"))
 
 
 def test_a_missing_fields_cell_that_hangs_fails_in_time():
