@@ -236,7 +236,7 @@ predict("field_pending_tool_use")
 # %%
 lost = resume(without(checkpoint, "pendingToolUse"))
 say(lost.problem("pendingToolUse"))
-print("And then:", lost.outcome, "The model refused the conversation it was sent.")
+say("Then:", lost.outcome, "The second: the model refused the conversation it was sent.")
 compare("field_pending_tool_use")
 
 # %% [markdown]
