@@ -62,3 +62,13 @@ def test_f10_resume_agrees_tokens_used_can_be_re_estimated():
     source = (ROOT / "graders" / "loop" / "resume.py").read_text(encoding="utf-8")
     assert "Re-estimating would need" not in source
     assert "It can be re-estimated from the messages, " in source
+
+
+def test_f8_what_the_lesson_says_of_moment_4_is_what_the_timeline_finds():
+    from graders.teaching.timeline import build_timeline
+
+    state = build_timeline("support-tickets").state("save_B_1", save_points="A and B",
+                                                    write_mode="temp + rename")
+    assert state.outcome == "finished tool reruns"
+    assert "save point A of turn 1" in state.disk.headline
+    assert "list_tickets" in [name for name, _ in state.resume.ledger], "it runs a second time"
