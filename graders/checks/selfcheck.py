@@ -27,7 +27,10 @@ def self_check(namespace: dict, notebook: str) -> ResultTable:
                            "own cell above, computed outside this kernel.")
     results = [evaluate_check(c.id, namespace) for c in checks_for(notebook, include_hidden=False)]
     hidden = [c for c in checks_for(notebook) if c.hidden]
-    return ResultTable(results, hidden=hidden, title=f"Self-check: {record.title}")
+    from graders.checks.live import SEEN
+
+    return ResultTable(results, hidden=hidden, title=f"Self-check: {record.title}",
+                       seen=dict(SEEN.get(notebook, {})), cell="self_check")
 
 
 def failing_checks(path) -> list[str]:

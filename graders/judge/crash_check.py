@@ -293,6 +293,9 @@ class CrashCheck(CheckState):
         """What an in-place torn write left: a prefix of the new save when opening the file had
         emptied it, else part new, part old."""
         now, after = self.obs.checkpoint or "", self.point.after
+        if after is not None and not now:
+            return ("holds neither the new save nor the old one: opening the file for writing "
+                    "had emptied it")
         if after is not None and after.startswith(now):
             return ("holds only the start of the new save and none of the old one (opening the "
                     "file for writing had emptied it)")
