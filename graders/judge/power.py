@@ -88,10 +88,12 @@ def judge_power(matrix, scenario, check) -> list:
     return verdicts
 
 
-def judge_power_states(matrix, pm, scenario, check) -> list[tuple[PowerState, bool]]:
-    """Each state a power cut at the first moment of ``pm`` (a point of ``matrix``) may leave,
-    and whether ``check`` passes resume reading it (lesson 04's table of saves)."""
-    moment = pm.moments[0]
+def judge_power_states(matrix, pm, scenario, check, moment=None
+                       ) -> list[tuple[PowerState, bool]]:
+    """Each state a power cut at ``moment`` (default: the first) of ``pm`` (a point of
+    ``matrix``) may leave, and whether ``check`` passes resume reading it (lesson 04's table of
+    saves and its steps)."""
+    moment = pm.moments[0] if moment is None else moment
     [pw] = power_moments([moment], matrix.ops)
     point = _power_point(pm.point)
     return [(state, check(_state_observation(matrix, pm, moment, point, state), scenario,

@@ -62,7 +62,7 @@ def power_steps(save: str = "both", scenario: str = "support-tickets") -> list[P
     from fake_llm import load_scenario
     from graders.judge.checkpoint_rules import check
     from graders.judge.matrix import build_matrix
-    from graders.judge.power import _power_point, _state_observation, power_moments
+    from graders.judge.power import judge_power_states
     from graders.teaching.power_cut import _LOOP, SAVES, _record
 
     sc = load_scenario(scenario)
@@ -77,12 +77,10 @@ def power_steps(save: str = "both", scenario: str = "support-tickets") -> list[P
                       and m.op.call == "rename"), None)
     steps = []
     for moment, pm in picked:
-        [pw] = power_moments([moment], matrix.ops)
-        point = _power_point(pm.point)
-        ok = all(check(_state_observation(matrix, pm, moment, point, s), sc, point).passed
-                 for s in pw.states)
-        words = list(dict.fromkeys(_state_words(s, new) for s in pw.states))
-        steps.append(PowerStep(_label(moment, rename_at), words, ok))
+        judged = judge_power_states(matrix, pm, sc, check, moment)
+        words = list(dict.fromkeys(_state_words(s, new) for s, _ in judged))
+        steps.append(PowerStep(_label(moment, rename_at), words,
+                               all(passed for _, passed in judged)))
     return steps
 
 
