@@ -186,11 +186,12 @@ class _Check(CrashCheck):
                 f"{self.done}: messages in checkpoint.json is not a conversation the API would "
                 f"accept: {err}. Resume would send it to the model and get an error back."))
             return False
-        from fake_llm.normalize import same_message
+        from fake_llm.normalize import canonical_message
 
-        script = script_of(self.sc)["conversation"]
+        script = script_of(self.sc)
+        canonical, script = script["canonical"], script["conversation"]
         for i, message in enumerate(messages):
-            if i >= len(script) or not same_message(message, script[i]):
+            if i >= len(script) or canonical_message(message) != canonical[i]:
                 want = (json.dumps(script[i])[:200] if i < len(script)
                         else "nothing: the conversation had ended")
                 self.fail("script_mismatch", (
