@@ -129,7 +129,7 @@ def bench_crash_states(name: str, source: str, repeat: int) -> None:
     moments = sum(len(pm.moments) for pm in matrix.points)
     print(f"{name}: {len(verdicts)} crash points, {moments} crash states")
     print(f"  one plain run of the loop:          {plain_s * 1000:7.1f} ms")
-    print(f"  every crash state (record + judge): {graded_s * 1000:7.1f} ms  ratio "
+    print(f"  {name}, every crash state (record + judge): {graded_s * 1000:7.1f} ms  ratio "
           f"{graded_s / plain_s:4.2f}x (goal <= 1.3x); the run in the sandbox alone "
           f"{record_s * 1000:.1f} ms")
 
