@@ -41,8 +41,11 @@ def run_all(nb: nbformat.NotebookNode, workdir: str) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="rounds (medians are printed)")
+    parser.add_argument("--lesson", action="append", metavar="PREFIX",
+                        help="only the lessons whose file name starts so (repeatable), e.g. 04")
     args = parser.parse_args(argv)
-    lessons = sorted((ROOT / "lessons").glob("*.ipynb"))
+    lessons = [p for p in sorted((ROOT / "lessons").glob("*.ipynb"))
+               if not args.lesson or p.name.startswith(tuple(args.lesson))]
     if not lessons:
         print("no lesson notebooks in lessons/", file=sys.stderr)
         return 1
