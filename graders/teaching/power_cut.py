@@ -102,9 +102,11 @@ def power_cut_rows(scenario: str = "support-tickets",
     from graders.judge.power import judge_power_states
 
     sc = load_scenario(scenario)
+    saves = SAVES if saves is None else saves
     rows = []
-    for name, save in (SAVES if saves is None else saves).items():
-        matrix = build_matrix(_record(save + _LOOP, sc), sc)
+    for name, recorded in zip(saves, _records([save + _LOOP for save in saves.values()], sc),
+                              strict=True):
+        matrix = build_matrix(recorded, sc)
         pm = next(p for p in matrix.points if p.point.id == "killed_during_tool_2")
         judged = judge_power_states(matrix, pm, sc, check)
         good = judged[0][0].data if judged else None
@@ -113,16 +115,19 @@ def power_cut_rows(scenario: str = "support-tickets",
     return rows
 
 
-def _record(source: str, sc):
-    """One recorded run of ``source``: in the grader's sandbox, or where there is none, in this
-    process under the in-process recorder."""
+def _records(sources: list[str], sc) -> list:
+    """One recorded run of each of ``sources``: in the grader's sandbox, side by side (each
+    waits on its own sandbox), or where there is none, one after another in this process under
+    the in-process recorder."""
     from graders.sandbox import record, sandbox_problem
 
     if sandbox_problem() is None:
-        return record(source, sc)
+        from graders.parallel import side_by_side
+
+        return side_by_side(lambda source: record(source, sc), sources)
     from graders.inprocess.record import record_in_process
 
-    return record_in_process(source, sc)
+    return [record_in_process(source, sc) for source in sources]
 
 
 #: The line the table shows where the saves ran under the in-process recorder.
