@@ -30,6 +30,7 @@ BENCHMARKS = {
     "selfcheck": ([], ["--repeat", "3"]),
     "tiers": ([], ["--repeat", "2"]),
     "harness": ([], ["--repeat", "2"]),
+    "grade_safety": ([], ["--students", "3"]),
 }
 _NUMBER = r"(\d+(?:\.\d+)?)"
 _GOAL = re.compile(rf"goal:?\s*(<=|>=|at most|at least)\s*{_NUMBER}")

@@ -54,10 +54,10 @@ def main() -> None:
         commits = sum(at[f"done:{s}"] - at[f"committing:{s}"] for s in names
                       if f"done:{s}" in at)
         print(f"{len(names)} students graded in {total:.1f} s")
-        print(f"snapshot and shadow course: {setup / total:.3f}x of the run (goal < 0.1)")
+        print(f"snapshot and shadow course: {setup / total:.3f}x of the run (goal: at most 0.1)")
         print(f"reading the hand-ins and staging them in the shadow: {plan / total:.3f}x")
         print(f"commits (folders swapped, gradebook rows): {commits / total:.3f}x of the run "
-              "(goal < 0.1)")
+              "(goal: at most 0.1)")
 
 
 if __name__ == "__main__":
