@@ -308,10 +308,11 @@ def _uid_command(tools: Tools, observer_uid: bool, trace: Path, spec: Path, uid:
     limits = [tools.prlimit] + [f"--{name}={value}" for name, value in LIMITS.items()] + ["--"]
     drop = uid_tier.drop(tools.setpriv, uid)
     confine = [_python(), "-I", "-S", str(spec.parent / "_confine.py"), str(spec), *tail]
+    # -A: strace appends to the trace made for it, into the room taken for it ahead of time
     if observer_uid:
         return [tools.prlimit, f"--fsize={TRACE_CAP}", "--", *drop,
-                *_strace(tools, trace)[3:], *limits, *confine]
-    return [*_strace(tools, trace), *limits, *drop, *confine]
+                *_strace(tools, trace)[3:], "-A", *limits, *confine]
+    return [*_strace(tools, trace), "-A", *limits, *drop, *confine]
 
 
 def _bwrap(tools: Tools, run_dir: Path, info_fd: int | None, seccomp_fd: int | None,

@@ -36,7 +36,8 @@ from pathlib import Path
 
 __all__ = ["roots", "prepare", "prepare_files", "confine_spec", "drop", "end_uid",
            "remove_leftovers", "model_paths", "become_subreaper", "probe",
-           "renames_fail_between", "new_trace", "can_trace_other_uids", "SHARED_TEMP"]
+           "renames_fail_between", "new_trace", "can_trace_other_uids", "SHARED_TEMP",
+           "remove_ipc"]
 
 #: Folders every user may write, where a uid's files are looked for after its run.
 SHARED_TEMP = ("/tmp", "/var/tmp", "/dev/shm")
@@ -214,6 +215,45 @@ def remove_leftovers(uid: int) -> list[str]:
     return removed
 
 
+_IPC_TABLES = {"shm": 0, "msg": 1, "sem": 2}  # /proc/sysvipc/NAME: shmctl, msgctl, semctl
+
+
+def remove_ipc(uid: int) -> list[str]:
+    """Remove every SysV IPC object and POSIX message queue ``uid`` made or owns (the seccomp
+    filter refuses making them; this is the second wall); return what was removed."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    control = (libc.shmctl, libc.msgctl, libc.semctl)
+    removed = []
+    for table, which in _IPC_TABLES.items():
+        try:
+            lines = Path(f"/proc/sysvipc/{table}").read_text().splitlines()
+        except OSError:
+            continue
+        head = lines[0].split() if lines else []
+        for line in lines[1:]:
+            row = dict(zip(head, line.split(), strict=False))
+            if str(uid) not in (row.get("uid"), row.get("cuid")):
+                continue
+            ident = int(row.get("shmid") or row.get("msqid") or row.get("semid") or -1)
+            if which == 2:
+                done = control[which](ident, 0, 0, None)  # IPC_RMID (0)
+            else:
+                done = control[which](ident, 0, None)
+            removed.append(f"{table} {ident}" + ("" if done == 0 else " (not removed)"))
+    try:
+        queues = list(os.scandir("/dev/mqueue"))
+    except OSError:
+        queues = []
+    for entry in queues:
+        try:
+            if entry.stat(follow_symlinks=False).st_uid == uid:
+                os.unlink(entry.path)
+                removed.append(entry.path)
+        except OSError:
+            continue
+    return removed
+
+
 def _hexed(text: str) -> str:
     return "".join(f"\\x{b:02x}" for b in os.fsencode(text))
 
@@ -259,10 +299,19 @@ def probe(make_command, uid: int, tmp_root: str, work_root: str, bpf: bytes,
             shutil.rmtree(parent, ignore_errors=True)
 
 
-def new_trace(run_dir: Path, owner: int) -> Path:
-    """The run's trace file, made empty, 0600, owned by whoever runs strace."""
+def new_trace(run_dir: Path, owner: int, reserve: int = 0) -> Path:
+    """The run's trace file, made empty, 0600, owned by whoever runs strace; with ``reserve``,
+    that many bytes of disk are taken for it beyond its end (``fallocate(KEEP_SIZE)``, where the
+    filesystem can): strace appending to it (``-A``) then writes into room no other run's files
+    can take."""
     trace = run_dir / "trace"
-    os.close(os.open(trace, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    fd = os.open(trace, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        if reserve:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.fallocate(fd, 1, ctypes.c_long(0), ctypes.c_long(reserve))  # KEEP_SIZE
+    finally:
+        os.close(fd)
     os.chown(trace, owner, owner)
     return trace
 
