@@ -1,7 +1,9 @@
 """How each system call other than a data write changes the model of the sandbox's files:
 opens, descriptors (duplicated, closed, inherited), processes started, truncates, seeks,
 working-directory changes, renames, links, removals, new folders and special files, shared
-memory maps. ``OPERATIONS`` maps a call's name to its effect on a :class:`DiskModel`.
+memory maps (a rename or link between ``/work`` and ``/tmp`` fails with EXDEV, as between the
+two filesystems they are in the model, even where the run's own folders shared one: the uid tier
+without Landlock). ``OPERATIONS`` maps a call's name to its effect on a :class:`DiskModel`.
 """
 
 from __future__ import annotations
@@ -210,7 +212,7 @@ def _fchdir(model: DiskModel, op: Op) -> None:
 def _rename_paths(model: DiskModel, op: Op, bases: tuple, names: tuple) -> None:
     old = located(model, op, bases[0], names[0])
     new = located(model, op, bases[1], names[1])
-    if old.path is None or new.path is None:
+    if old.path is None or new.path is None or model.across(old.path, new.path):
         return
     if old.path not in model.paths:
         if model.modeled(old.path):
@@ -235,6 +237,8 @@ def _renameat(model: DiskModel, op: Op) -> None:  # renameat and renameat2
 def _link_node(model: DiskModel, op: Op, node: Node | None, base, name, source) -> None:
     new = located(model, op, base, name)
     if new.path is None or not model.modeled(new.path):
+        return
+    if node is not None and model.across(model.name_of(node) or "", new.path):
         return
     if node is None:
         model.lose(_words(op, source, "a file the grader did not see made"))

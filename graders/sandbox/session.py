@@ -126,10 +126,11 @@ class Session:
         self.work, self.tmp, self.tmp_parent = uid_tier.prepare(self.run_dir, self.tier.tmp_root,
                                                                 uid)
         spec = uid_tier.confine_spec(self.run_dir / "grader", self.work, self.tmp,
-                                     filters.compiled(network=False))
+                                     filters.compiled(network=False),
+                                     exdev=not self.tier.renames_fail)
         uid_tier.prepare_files(self.run_dir / "grader", uid)
-        self.watcher = uid_budget.Watcher(uid, (self.work, self.tmp), uid_tier.SHARED_TEMP)
-        self.watcher.start()
+        self.watcher = uid_budget.Watcher(uid, (self.work, self.tmp),
+                                          uid_tier.SHARED_TEMP).start()
         return {"spec": spec}, box.uid_environment(self.work, self.tmp), self.work
 
     def where(self) -> Path | None:
@@ -262,7 +263,6 @@ class Session:
             self._close_channel()
             self._remove_folders()
             return
-        # an observer running as the submission's uid may have been killed by it
         observer_killed = (self.uid_tier and self.tier.observer_uid
                            and self.proc.poll() is not None and self.proc.returncode < 0
                            and self.proc.returncode != -signal.SIGXFSZ)

@@ -97,13 +97,15 @@ def prepare_files(grader: Path, uid: int) -> None:
 
 
 def confine_spec(grader: Path, work: Path, tmp: Path, bpf: bytes, *,
-                 need_landlock: bool = False) -> Path:
-    """Write what ``_confine.py`` applies (and the filter) into ``grader``; return the spec."""
+                 need_landlock: bool = False, exdev: bool = False) -> Path:
+    """Write what ``_confine.py`` applies (and the filter) into ``grader``; return the spec
+    (``exdev``: the run's Python refuses renames between its folders, which the machine does
+    not)."""
     shutil.copyfile(_CONFINE, grader / "_confine.py")
     (grader / "filter.bpf").write_bytes(bpf)
     base = os.path.realpath(sys.base_prefix)
     read = [p for p in _SYSTEM if os.path.exists(p)] + [base, str(grader)]
-    spec = {"bpf": str(grader / "filter.bpf"), "need_landlock": need_landlock,
+    spec = {"bpf": str(grader / "filter.bpf"), "need_landlock": need_landlock, "exdev": exdev,
             "landlock": {"read": read, "devices": list(_DEVICES), "work": str(work),
                          "tmp": str(tmp), "shm": "/dev/shm" if os.path.isdir("/dev/shm")
                          else None}}
