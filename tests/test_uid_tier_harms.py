@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from graders.sandbox import box, uid_tier
 from tests.conftest import (
     DOCKER_CAPS,
     ROOT,
@@ -68,7 +70,9 @@ def run(i):
     results[i] = {"ended": rec.ended, "detail": rec.detail, "over_budget": rec.over_budget,
                   "trace_lost": rec.trace_lost, "protocol": rec.protocol,
                   "stdout": rec.stdout_tail, "stderr": rec.stderr_tail[-1500:],
-                  "verdicts": [[v.point, v.passed] for v in verdicts]}
+                  "verdicts": [[v.point, v.passed] for v in verdicts],
+                  "messages": [v.message for v in verdicts],
+                  "error": rec.error}
 threads = [threading.Thread(target=run, args=(i,)) for i in range(len(jobs))]
 for t in threads: t.start()
 for t in threads: t.join()
@@ -114,18 +118,24 @@ HONEST = (ROOT / "solutions" / "02_two_latent_failures.py").read_text()
 CATALOG = ROOT / "tests" / "fixtures" / "02_two_latent_failures" / "adversarial"
 
 
-def side_by_side(*sources: str, landlock: bool = True, one_filesystem: bool = False) -> dict:
+def side_by_side(*sources: str, landlock: bool = True, one_filesystem: bool = False,
+                 names: Path | None = None) -> dict:
+    """Record ``sources`` side by side in the uid tier; the grader's command line ``names`` a
+    folder (as the grade command names the course and the submissions)."""
     require_tools()
     inner = [sys.executable, "-c", _RUNNER, json.dumps(list(sources)),
-             "one-filesystem" if one_filesystem else "as-is"]
+             "one-filesystem" if one_filesystem else "as-is", str(names or ROOT)]
     caps = DOCKER_CAPS
     if not landlock:  # as the issue found it: with the capability the grader's message advises
         inner = [sys.executable, "-c", _NO_LANDLOCK, *inner]
         caps = (*DOCKER_CAPS, "sys_ptrace")
     cmd = [*contained(), *docker_root(*inner, caps=caps)]
     with tempfile.TemporaryDirectory() as home:
+        env = grading_env(Path(home))
+        if not landlock:
+            env[box.WITHOUT_LANDLOCK_ENV] = "1"  # grade --without-landlock
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT,
-                              env=grading_env(Path(home)), start_new_session=True)
+                              env=env, start_new_session=True)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
     found = json.loads(done.stdout.strip().splitlines()[-1])
@@ -216,3 +226,48 @@ def test_a_temp_file_renamed_from_tmp_over_the_checkpoint_is_judged_alike_in_eve
         for run in (renamed, moved):
             assert not all(passed for _, passed in run["verdicts"]), (landlock, run)
     assert [r["verdicts"] for r in runs[True]] == [r["verdicts"] for r in runs[False]]
+
+
+CANARY = "canary-29-2-gradebook"
+
+
+@pytest.fixture
+def course():
+    """A course folder every user could read, as an instructor might leave it."""
+    folder = Path(tempfile.mkdtemp(prefix="checkpoint-lab-course-", dir="/var/tmp"))
+    os.chmod(folder, 0o755)
+    (folder / "submitted" / "alice").mkdir(parents=True)
+    for path in (folder / "gradebook.db", folder / "submitted" / "alice" / "02.ipynb"):
+        path.write_text(CANARY)
+        os.chmod(path, 0o644)
+    yield folder
+    shutil.rmtree(folder)
+
+
+@pytest.mark.parametrize("landlock", LANDLOCK)
+def test_no_course_file_reaches_a_run_by_plain_permissions(landlock, course, alone):
+    assert uid_tier.close_to_others([course]) == [str(course)]  # what grade does here
+    found = side_by_side(harm("cheat_reads_cmdline_paths"), HONEST, landlock=landlock,
+                         names=course)
+    cheat, neighbour = found["results"]
+    assert CANARY not in json.dumps(cheat), cheat
+    assert cheat["verdicts"] and not any(passed for _, passed in cheat["verdicts"])
+    _honest_unharmed(neighbour, alone)
+
+
+def test_without_closing_the_course_the_cheat_would_read_it(course):
+    """The control: the cheat does find the course through the grader's command line."""
+    found = side_by_side(harm("cheat_reads_cmdline_paths"), landlock=False, names=course)
+    assert CANARY in json.dumps(found["results"][0])
+
+
+def test_the_uid_tier_without_landlock_is_refused_unless_asked_for():
+    require_tools()
+    code = ("import sys\nfrom graders.sandbox import box\nprint(box.tier())\n")
+    cmd = [*contained(), *docker_root(sys.executable, "-c", _NO_LANDLOCK, sys.executable,
+                                      "-c", code, caps=(*DOCKER_CAPS, "sys_ptrace"))]
+    with tempfile.TemporaryDirectory() as home:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT,
+                              env=grading_env(Path(home)), start_new_session=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "no Landlock" in done.stdout and "--without-landlock" in done.stdout, done.stdout

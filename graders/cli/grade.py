@@ -31,6 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="run each submission traced but NOT sandboxed (it could read and "
                         "write what you can): only for code you trust, where bubblewrap is "
                         "missing")
+    parser.add_argument("--without-landlock", action="store_true",
+                        help="where only the uid tier can run (root in a container) and the "
+                        "kernel has no Landlock, grade all the same: "
+                        f"{_gives_up()}")
     parser.add_argument("--no-feedback", action="store_true",
                         help="skip nbgrader generate_feedback")
     parser.add_argument("--student-timeout", metavar="SECONDS", type=float, default=None,
@@ -38,6 +42,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "stopped and recorded as 0 with a note (default: 300)")
     parser.add_argument("--quiet", "-q", action="store_true",
                         help="no progress bar, no class summary and no per-student tables")
+
+
+def _gives_up() -> str:
+    from graders.sandbox.box import WITHOUT_LANDLOCK_GIVES_UP
+
+    return WITHOUT_LANDLOCK_GIVES_UP.replace("%", "%%")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,6 +73,10 @@ def _check_arguments(args: argparse.Namespace) -> None:
 
     if args.no_sandbox:
         os.environ[MODE_ENV] = "off"  # the grading workers inherit it
+    if args.without_landlock:
+        from graders.sandbox.box import WITHOUT_LANDLOCK_ENV
+
+        os.environ[WITHOUT_LANDLOCK_ENV] = "1"
     problem = grading_problem()
     if problem:
         raise UsageError(problem)
@@ -81,6 +95,22 @@ def _check_arguments(args: argparse.Namespace) -> None:
                          f"`checkpoint-lab course {args.course}`")
     if args.csv.is_dir() or not args.csv.resolve().parent.is_dir():
         raise UsageError(f"--csv {args.csv}: give a file name in an existing folder")
+    _close_to_submissions(args)
+
+
+def _close_to_submissions(args: argparse.Namespace) -> None:
+    """In the uid tier, the course, the submissions and this user's home closed to other users
+    (a submission runs as one), by plain permissions, with Landlock or without."""
+    from graders.sandbox.box import tier
+    from graders.sandbox.uid_tier import close_to_others
+
+    chosen = tier() if not args.no_sandbox else None
+    if getattr(chosen, "name", None) != "uid":
+        return
+    closed = close_to_others([args.course, args.submissions, Path.home()])
+    if closed:
+        print(f"closed to other users (chmod o-rwx), as submissions run as other users here: "
+              f"{', '.join(closed)}")
 
 
 def _open_course_and_submissions(args: argparse.Namespace):

@@ -37,7 +37,7 @@ from pathlib import Path
 __all__ = ["roots", "prepare", "prepare_files", "confine_spec", "drop", "end_uid",
            "remove_leftovers", "model_paths", "become_subreaper", "probe",
            "renames_fail_between", "new_trace", "can_trace_other_uids", "SHARED_TEMP",
-           "remove_ipc"]
+           "remove_ipc", "close_to_others"]
 
 #: Folders every user may write, where a uid's files are looked for after its run.
 SHARED_TEMP = ("/tmp", "/var/tmp", "/dev/shm")
@@ -254,6 +254,22 @@ def remove_ipc(uid: int) -> list[str]:
         except OSError:
             continue
     return removed
+
+
+def close_to_others(paths) -> list[str]:
+    """Take every permission of other users off each of ``paths`` (a folder closed so closes
+    all it holds, whatever their own modes); return those changed. The run's uid is such an
+    other user: no group of its own is shared with anything of the grader's."""
+    changed = []
+    for path in paths:
+        try:
+            mode = os.stat(path).st_mode
+            if mode & 0o007:
+                os.chmod(path, mode & 0o7770)
+                changed.append(str(path))
+        except OSError:
+            continue
+    return changed
 
 
 def _hexed(text: str) -> str:
