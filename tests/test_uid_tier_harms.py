@@ -271,3 +271,16 @@ def test_the_uid_tier_without_landlock_is_refused_unless_asked_for():
                               env=grading_env(Path(home)), start_new_session=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "no Landlock" in done.stdout and "--without-landlock" in done.stdout, done.stdout
+
+
+def test_an_interpreter_under_a_closed_home_is_refused_with_what_to_do(course, monkeypatch):
+    home = course / "root"  # a folder every user may pass through, holding a closed one
+    (home / "pyenv" / "bin").mkdir(parents=True)
+    os.chmod(home, 0o700)
+    monkeypatch.setattr(box, "_python", lambda: str(home / "pyenv" / "bin" / "python3"))
+    monkeypatch.setattr(sys, "base_prefix", str(home / "pyenv"))
+    said = box.interpreter_problem()
+    assert said and f"under {home}," in said and "mode 700" in said, said
+    assert f"chmod o+x {home}" in said and "/usr/local" in said
+    os.chmod(home, 0o711)
+    assert box.interpreter_problem() is None

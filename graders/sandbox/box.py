@@ -35,7 +35,7 @@ import graders.sandbox.uids as uids
 
 __all__ = ["Tools", "Tier", "find_tools", "tier", "sandbox_problem", "observer_problem",
            "command", "scratch_root", "LIMITS", "WORK", "TMP", "GRADER", "TRACE_CAP",
-           "WITHOUT_LANDLOCK_ENV", "WITHOUT_LANDLOCK_GIVES_UP"]
+           "WITHOUT_LANDLOCK_ENV", "WITHOUT_LANDLOCK_GIVES_UP", "interpreter_problem"]
 
 #: Where things are inside the sandbox (and what the judge's model calls them in every tier).
 WORK = "/work"
@@ -209,8 +209,29 @@ _TRACED = ",".join((
 ))
 
 
+def interpreter_problem() -> str | None:
+    """Why a run's uid cannot start the grader's Python (a pyenv in /root), and what to do."""
+    for path in (_python(), os.path.realpath(sys.base_prefix)):
+        for folder in reversed(Path(path).parents):
+            try:
+                mode = folder.stat().st_mode
+            except OSError:
+                continue
+            if not mode & 0o001:
+                return (f"a submission's own uid cannot start the grader's Python ({path}) "
+                        f"under {folder}, which other users may not enter (mode "
+                        f"{mode & 0o777:o}). Install Python where every user may read it (the "
+                        "distribution's python3, /usr/local, /opt), or, if nothing in "
+                        f"{folder} is secret, let others pass through it (chmod o+x {folder})")
+    return None
+
+
 def _uid_tier(tools: Tools, bwrap_why: str, without_landlock: bool = False) -> Tier | str:
     """The uid tier, if a submission really runs confined and observed as a uid of its own."""
+    closed = interpreter_problem()
+    if closed:
+        return (f"Grading needs a sandbox: bubblewrap cannot make namespaces here ({bwrap_why}), "
+                f"and {closed}; pass --no-sandbox only if you trust every submission.")
     work_root, tmp_root = uid_tier.roots()
     observer_uid = not uid_tier.can_trace_other_uids()
     held = uids.reserve()
