@@ -1,13 +1,15 @@
 """The submissions folder: who handed in which notebook, what cannot be graded, and why.
 
-:func:`find_submissions` reads a folder laid out as ``SUBMISSIONS/<student>/<notebook>.ipynb``
-(or nbgrader's own ``<student>/<assignment>/<notebook>.ipynb``). A broken submission never
-breaks the batch: a file that is not a notebook, or larger than a notebook of the course may be
-(`graders.checks.answer_cells.MAX_NOTEBOOK_BYTES`, ``MAX_CELLS``), is left out (nbgrader then
-scores that notebook 0, as for a missing file) and noted. Only regular files and folders are
-read: a symbolic link (which could hand one student another's notebook) is refused and noted,
-and never followed. :func:`stage_submissions` files the gradable ones where nbgrader's
-``autograde`` reads them, ``submitted/<student>/<assignment>/``.
+:func:`find_submissions` reads a folder laid out as ``SUBMISSIONS/<student>/<notebook>.ipynb`` (or
+nbgrader's own ``<student>/<assignment>/<notebook>.ipynb``). A broken submission never breaks the
+batch: a file that is not a notebook, or larger than a notebook of the course may be
+(`graders.checks.answer_cells.MAX_NOTEBOOK_BYTES` of sources, ``MAX_CELLS``, ``MAX_FILE_BYTES`` in
+all), is left out (nbgrader then scores that notebook 0, as for a missing file) and noted. Only
+regular files and folders are read: a symbolic link (which could hand one student another's
+notebook) is refused and noted, and never followed. :func:`stage_submissions` files the gradable
+ones where nbgrader's ``autograde`` reads them, ``submitted/<student>/<assignment>/``, as nbformat 4
+and without their stored outputs (grading throws them away; a notebook of an older format is read as
+version 4).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 
 import nbformat
 
-from graders.checks.answer_cells import MAX_NOTEBOOK_BYTES, notebook_problem
+from graders.checks.answer_cells import MAX_FILE_BYTES, notebook_problem
 from graders.nbgrader_plumbing.course import Course
 
 __all__ = ["LayoutError", "Submissions", "find_submissions", "handed_in_notebooks",
@@ -61,7 +63,7 @@ def _kind(path: Path) -> str | None:
     return "file" if stat.S_ISREG(mode) else "dir" if stat.S_ISDIR(mode) else "other"
 
 
-def read_regular(path: Path, limit: int = MAX_NOTEBOOK_BYTES) -> bytes:
+def read_regular(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
     """The bytes of ``path``, a regular file of at most ``limit`` bytes, opened without following
     a link or waiting on a FIFO; raises `Refused` (saying why) for anything else."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -98,6 +100,16 @@ def _notebook_problem(path: Path) -> str | None:
     except Exception as err:  # nbformat raises several kinds on a malformed notebook
         return f"nbformat cannot read it ({type(err).__name__}: {err})"
     return None
+
+
+def _without_outputs(data: bytes) -> str:
+    """The notebook ``data`` as nbformat 4 text, every code cell's stored outputs dropped."""
+    nb = nbformat.reads(data.decode("utf-8"), as_version=4)
+    for cell in nb.cells:
+        if cell.get("cell_type") == "code":
+            cell.outputs = []
+            cell.execution_count = None
+    return nbformat.writes(nb)
 
 
 def _entries(folder: Path) -> list[Path]:
@@ -188,7 +200,8 @@ def stage_submissions(course: Course, found: Submissions) -> None:
         dest.mkdir(parents=True)
         for name, path in list(notebooks.items()):
             try:
-                (dest / f"{name}.ipynb").write_bytes(read_regular(path))
+                (dest / f"{name}.ipynb").write_text(_without_outputs(read_regular(path)),
+                                                    encoding="utf-8")
             except Refused as err:
                 del notebooks[name]
                 found.note(student, f"{student}/{path.name}: {err}; it scores 0")
