@@ -7,6 +7,7 @@ sandbox, and gets the grade its code earns."""
 from __future__ import annotations
 
 import base64
+import csv
 import json
 from pathlib import Path
 
@@ -92,3 +93,38 @@ def test_the_limit_is_on_sources_and_says_so(honest):
                         "source": "x" * (MAX_NOTEBOOK_BYTES + 1)})
     _, problem = notebook_problem(json.dumps(nb))
     assert problem and "of source" in problem and "16 MiB" in problem, problem
+
+
+@pytest.mark.nbgrader
+def test_one_batch_grades_both_and_a_refused_notebook_says_why(tmp_path, honest, capsys):
+    """Through ``checkpoint-lab grade``: the nbformat 3 notebook and the one with 20 MB of
+    outputs earn what their code earns; a notebook that is not read gets a feedback page and a
+    reason in the instructor's table, never "no reason recorded"."""
+    from graders.cli import main
+    from tests.fixtures.notebooks.course_cache import shared_course
+
+    course = shared_course()
+    release = json.loads((course.release_dir / f"{LEVEL}.ipynb").read_text())
+    nb = catalog.catalog_notebook(LEVEL, HONEST, release)
+    subs = tmp_path / "subs"
+    for student in ("fmt_v3", "fmt_outputs", "fmt_refused"):
+        (subs / student).mkdir(parents=True)
+    v3 = nbformat.convert(nbformat.reads(json.dumps(nb), as_version=4), 3)
+    nbformat.write(v3, subs / "fmt_v3" / f"{LEVEL}.ipynb", version=3)
+    _write(subs / "fmt_outputs" / f"{LEVEL}.ipynb", _with_outputs(nb, 20))
+    (subs / "fmt_refused" / f"{LEVEL}.ipynb").write_text('{"cells": "none"}')
+    status = main(["grade", str(subs), "--course", str(course.root), "--csv",
+                   str(tmp_path / "s.csv")])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    with open(tmp_path / "s.csv", newline="") as f:
+        rows = {row["student"]: row for row in csv.DictReader(f)}
+    for student in ("fmt_v3", "fmt_outputs"):
+        for check, passed in catalog.EXPECTED[LEVEL][HONEST].items():
+            assert (float(rows[student][check]) > 0) == passed, (student, check, rows[student])
+    assert rows["fmt_refused"]["l2_atomic_save"] == "0"
+    refused = " ".join(out.split("\nfmt_refused: ")[1].split())
+    assert "no reason recorded" not in out
+    assert "was not graded: its JSON has no list of cells" in refused, refused
+    page = (course.feedback_dir("fmt_refused") / f"{LEVEL}.html").read_text()
+    assert "its JSON has no list of cells" in page

@@ -60,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
         for note in found.notes.get(student, []):
             print(f"warning: {printable(note)}", file=sys.stderr)
     outcomes = _autograde(args, course, found)
+    if not args.no_feedback:
+        _refused_feedback(course, found)
     notes, failed = _record_what_failed(course, found, outcomes)
     results = _write_scores(args, course, found, notes)
     _report(args, course, results, failed, outcomes)
@@ -147,6 +149,15 @@ def _autograde(args: argparse.Namespace, course, found) -> dict[str, dict]:
                                   on_done=lambda outcome: bar.update(1))
 
 
+def _refused_feedback(course, found) -> None:
+    """A feedback page for each notebook that was not read, saying why."""
+    from graders.nbgrader_plumbing.refused import write_refused_feedback
+
+    for student, notebooks in found.refused.items():
+        for notebook, why in notebooks.items():
+            write_refused_feedback(course.feedback_dir(student), notebook, why)
+
+
 def _record_what_failed(course, found, outcomes: dict[str, dict]):
     """Zeros for each student nbgrader did not grade, and a note for them and for missing
     feedback; return the notes (student -> lines) and the students whose autograde failed."""
@@ -177,7 +188,7 @@ def _write_scores(args: argparse.Namespace, course, found, notes: dict[str, list
     from graders.nbgrader_plumbing.submissions import handed_in_notebooks
 
     handed_in = {s: handed_in_notebooks(args.submissions, s, course) for s in found.students}
-    results = read_results(course, found.students, notes, handed_in)
+    results = read_results(course, found.students, notes, handed_in, found.refused)
     write_csv(args.csv, results)
     return results
 

@@ -42,6 +42,8 @@ class Submissions:
 
     notebooks: dict[str, dict[str, Path]] = field(default_factory=dict)
     notes: dict[str, list[str]] = field(default_factory=dict)
+    #: student -> notebook -> why it was not read (it scores 0, and says why)
+    refused: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def students(self) -> list[str]:
@@ -173,6 +175,7 @@ def _find_notebooks(found: Submissions, student_dir: Path, course: Course,
         problem = _notebook_problem(path)
         if problem:
             found.note(student, f"{where}: {problem}; it scores 0")
+            found.refused.setdefault(student, {})[path.stem] = problem
             continue
         found.notebooks.setdefault(student, {})[path.stem] = path
 
@@ -205,5 +208,6 @@ def stage_submissions(course: Course, found: Submissions) -> None:
             except Refused as err:
                 del notebooks[name]
                 found.note(student, f"{student}/{path.name}: {err}; it scores 0")
+                found.refused.setdefault(student, {})[name] = str(err)
         if not notebooks:
             del found.notebooks[student]
