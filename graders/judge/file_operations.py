@@ -130,6 +130,13 @@ def _close(model: DiskModel, op: Op) -> None:
         model.process(op.pid).files.pop(arg["fd"], None)
 
 
+def _memfd_create(model: DiskModel, op: Op) -> None:
+    """A file in memory with no name: what it holds is known from its writes (a copy from it,
+    ``sendfile``, is then followed)."""
+    if op.ret is not None and op.ret >= 0:
+        model.process(op.pid).files[op.ret] = Description(model.node("file"))
+
+
 def _start(model: DiskModel, op: Op) -> None:
     if op.ret is not None and op.ret > 0:
         model.process(op.ret)  # made from its parent as it is now, unless it already ran
@@ -318,7 +325,7 @@ OPERATIONS: dict[str, Callable[[DiskModel, Op], None]] = {
     "openat": _openat, "open": _open, "openat2": _openat2, "creat": _creat,
     "dup": _dup_ret, "dup2": _dup_ret, "dup3": _dup_ret, "fcntl": _fcntl, "close": _close,
     "clone": _start, "clone3": _start, "fork": _start, "vfork": _start,
-    "mmap": _mmap, "io_submit": _io_submit,
+    "mmap": _mmap, "io_submit": _io_submit, "memfd_create": _memfd_create,
     "ftruncate": _ftruncate, "truncate": _truncate, "fallocate": _fallocate, "lseek": _lseek,
     "chdir": _chdir, "fchdir": _fchdir,
     "rename": _rename, "renameat": _renameat, "renameat2": _renameat,

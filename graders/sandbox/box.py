@@ -205,7 +205,7 @@ _TRACED = ",".join((
     # descriptors duplicated, closed and inherited, processes and threads started, shared
     # writable maps, asynchronous writes: what the judge's model of the disk follows
     "dup", "dup2", "dup3", "fcntl", "close", "clone", "clone3", "fork", "vfork", "mmap",
-    "io_submit",
+    "io_submit", "memfd_create",
 ))
 
 
