@@ -82,8 +82,8 @@ class Tier:
 
     For the uid tier: ``landlock`` is the kernel's Landlock version it confines with (0: none),
     ``work_root`` and ``tmp_root`` where its folders are made, ``renames_fail`` whether a
-    rename between them fails for the submission (two filesystems, or Landlock), not only in the
-    judge's model, and ``observer_uid`` whether strace runs as the submission's uid (where root
+    rename between them fails by itself (two filesystems, or Landlock; else the run's Python
+    refuses it), and ``observer_uid`` whether strace runs as the submission's uid (where root
     lacks CAP_SYS_PTRACE, strace cannot read another uid's descriptors; Landlock then keeps the
     submission from its observer and its trace).
     """
