@@ -284,3 +284,13 @@ def test_an_interpreter_under_a_closed_home_is_refused_with_what_to_do(course, m
     assert f"chmod o+x {home}" in said and "/usr/local" in said
     os.chmod(home, 0o711)
     assert box.interpreter_problem() is None
+
+
+def test_closing_never_closes_what_a_run_needs(course):
+    inner = course / "home"
+    inner.mkdir(mode=0o755)
+    os.chmod(inner, 0o755)
+    closed = uid_tier.close_to_others(["/", "/usr", sys.base_prefix, "/tmp", str(inner)])
+    assert closed == [str(inner)]
+    assert os.stat(inner).st_mode & 0o777 == 0o750
+    assert os.stat("/").st_mode & 0o005 == 0o005

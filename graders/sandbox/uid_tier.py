@@ -259,9 +259,16 @@ def remove_ipc(uid: int) -> list[str]:
 def close_to_others(paths) -> list[str]:
     """Take every permission of other users off each of ``paths`` (a folder closed so closes
     all it holds, whatever their own modes); return those changed. The run's uid is such an
-    other user: no group of its own is shared with anything of the grader's."""
+    other user: no group of its own is shared with anything of the grader's. A folder that
+    holds what a run needs (the system, the grader's Python, the temp folders) is left as it is:
+    a ``$HOME`` of ``/`` is never closed."""
+    needed = [os.path.realpath(p) for p in (sys.base_prefix, tempfile.gettempdir(), *_SYSTEM,
+                                             *SHARED_TEMP)]
     changed = []
     for path in paths:
+        real = os.path.realpath(path)
+        if any(n == real or n.startswith(real.rstrip("/") + "/") for n in needed):
+            continue
         try:
             mode = os.stat(path).st_mode
             if mode & 0o007:
