@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from graders.sandbox import box, uid_tier
+from graders.sandbox import box, uid_walls
 from tests.conftest import (
     DOCKER_CAPS,
     ROOT,
@@ -190,8 +190,6 @@ def test_what_a_uid_made_in_sysv_ipc_is_removed():
     """The second wall: an object the uid made (here made for it, as root) is removed."""
     import ctypes
 
-    from graders.sandbox import uid_tier
-
     libc = ctypes.CDLL(None, use_errno=True)
     uid = 63999
     pid = os.fork()
@@ -201,7 +199,7 @@ def test_what_a_uid_made_in_sysv_ipc_is_removed():
         os._exit(0 if libc.shmget(0, 4096, 0o1666) >= 0 and libc.msgget(0, 0o1666) >= 0
                  and libc.semget(0, 1, 0o1666) >= 0 else 1)
     assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
-    removed = uid_tier.remove_ipc(uid)
+    removed = uid_walls.remove_ipc(uid)
     assert sorted(r.split()[0] for r in removed) == ["msg", "sem", "shm"], removed
     assert not [r for r in removed if "not removed" in r]
     for table in ("shm", "msg", "sem"):
@@ -246,7 +244,7 @@ def course():
 
 @pytest.mark.parametrize("landlock", LANDLOCK)
 def test_no_course_file_reaches_a_run_by_plain_permissions(landlock, course, alone):
-    assert uid_tier.close_to_others([course]) == [str(course)]  # what grade does here
+    assert uid_walls.close_to_others([course]) == [str(course)]  # what grade does here
     found = side_by_side(harm("cheat_reads_cmdline_paths"), HONEST, landlock=landlock,
                          names=course)
     cheat, neighbour = found["results"]
@@ -255,10 +253,15 @@ def test_no_course_file_reaches_a_run_by_plain_permissions(landlock, course, alo
     _honest_unharmed(neighbour, alone)
 
 
-def test_without_closing_the_course_the_cheat_would_read_it(course):
-    """The control: the cheat does find the course through the grader's command line."""
+def test_without_landlock_what_a_run_read_outside_its_folders_is_never_passed_on(course):
+    """The course left open to every user, and no Landlock: the cheat does read the gradebook
+    (the trace shows it open it), and its error, which carries those bytes, is not passed on."""
     found = side_by_side(harm("cheat_reads_cmdline_paths"), landlock=False, names=course)
-    assert CANARY in json.dumps(found["results"][0])
+    cheat = found["results"][0]
+    assert CANARY not in json.dumps(cheat), cheat
+    assert cheat["ended"] == "raised", cheat
+    assert cheat["error"]["message"].startswith("(not shown: your code opened "), cheat["error"]
+    assert str(course) in cheat["error"]["message"]
 
 
 def test_the_uid_tier_without_landlock_is_refused_unless_asked_for():
@@ -290,7 +293,7 @@ def test_closing_never_closes_what_a_run_needs(course):
     inner = course / "home"
     inner.mkdir(mode=0o755)
     os.chmod(inner, 0o755)
-    closed = uid_tier.close_to_others(["/", "/usr", sys.base_prefix, "/tmp", str(inner)])
+    closed = uid_walls.close_to_others(["/", "/usr", sys.base_prefix, "/tmp", str(inner)])
     assert closed == [str(inner)]
     assert os.stat(inner).st_mode & 0o777 == 0o750
     assert os.stat("/").st_mode & 0o005 == 0o005

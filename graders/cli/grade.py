@@ -104,7 +104,7 @@ def _close_to_submissions(args: argparse.Namespace) -> None:
     """In the uid tier, the course, the submissions and this user's home closed to other users
     (a submission runs as one), by plain permissions, with Landlock or without."""
     from graders.sandbox.box import tier
-    from graders.sandbox.uid_tier import close_to_others
+    from graders.sandbox.uid_walls import close_to_others
 
     chosen = tier() if not args.no_sandbox else None
     if getattr(chosen, "name", None) != "uid":

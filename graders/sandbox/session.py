@@ -25,6 +25,7 @@ import graders.sandbox.box as box
 import graders.sandbox.filters as filters
 import graders.sandbox.uid_budget as uid_budget
 import graders.sandbox.uid_tier as uid_tier
+import graders.sandbox.uid_walls as uid_walls
 import graders.sandbox.uids as uids
 from graders.judge.recording import Recording, Snapshot
 from graders.sandbox.box import TMP, TRACE_CAP, WORK, command, find_tools
@@ -209,8 +210,7 @@ class Session:
         return any(self.calls.handle(frame) for frame in self.frames.frames())
 
     def _trace_over_budget(self) -> bool:
-        """Stop the run (True) once its trace is bigger than one run may leave, or its files
-        take more of the disk than one run may keep (uid tier)."""
+        """Stop the run (True) once its trace or its files (uid tier) are over budget."""
         if self.watcher is not None and self.watcher.over:
             return self.calls.over_budget(self.watcher.over)
         try:
@@ -256,7 +256,6 @@ class Session:
         self.rec.filled = {"seq": call.seq, "limit": limit, "processes": done, "error": error}
 
     # -- the end -----------------------------------------------------------------------------
-
     def stop(self) -> None:
         """End every process of the run, close what is open, and fill in the recording."""
         if self.proc is None:  # it never started: close what start opened
@@ -276,12 +275,13 @@ class Session:
             self.rec.ended = "died"
             self.rec.detail = ("stopped the grader's observer (strace) before the run ended, so "
                                "its file operations could not all be recorded")
+        if self.uid_tier and self.tier.landlock < 2:
+            uid_walls.withhold_outside_reads(self.rec, (self.work, self.tmp, self.run_dir))
         if self.uid_tier or not self.sandbox:
             self._name_folders_as_the_model_does()
-        if self.uid_tier:
-            # gone with the run, as the bubblewrap tier's tmpfs mounts are
+        if self.uid_tier:  # gone with the run, as the bubblewrap tier's tmpfs mounts are
             uid_tier.remove_leftovers(self.held.uid)
-            uid_tier.remove_ipc(self.held.uid)
+            uid_walls.remove_ipc(self.held.uid)
         self._remove_folders()
 
     def _close_channel(self) -> None:

@@ -36,8 +36,7 @@ from pathlib import Path
 
 __all__ = ["roots", "prepare", "prepare_files", "confine_spec", "drop", "end_uid",
            "remove_leftovers", "model_paths", "become_subreaper", "probe",
-           "renames_fail_between", "new_trace", "can_trace_other_uids", "SHARED_TEMP",
-           "remove_ipc", "close_to_others"]
+           "renames_fail_between", "new_trace", "can_trace_other_uids", "SHARED_TEMP"]
 
 #: Folders every user may write, where a uid's files are looked for after its run.
 SHARED_TEMP = ("/tmp", "/var/tmp", "/dev/shm")
@@ -215,68 +214,6 @@ def remove_leftovers(uid: int) -> list[str]:
                 if err.errno != errno.ENOENT:
                     removed.append(f"{entry.path} (not removed: {err.strerror})")
     return removed
-
-
-_IPC_TABLES = {"shm": 0, "msg": 1, "sem": 2}  # /proc/sysvipc/NAME: shmctl, msgctl, semctl
-
-
-def remove_ipc(uid: int) -> list[str]:
-    """Remove every SysV IPC object and POSIX message queue ``uid`` made or owns (the seccomp
-    filter refuses making them; this is the second wall); return what was removed."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    control = (libc.shmctl, libc.msgctl, libc.semctl)
-    removed = []
-    for table, which in _IPC_TABLES.items():
-        try:
-            lines = Path(f"/proc/sysvipc/{table}").read_text().splitlines()
-        except OSError:
-            continue
-        head = lines[0].split() if lines else []
-        for line in lines[1:]:
-            row = dict(zip(head, line.split(), strict=False))
-            if str(uid) not in (row.get("uid"), row.get("cuid")):
-                continue
-            ident = int(row.get("shmid") or row.get("msqid") or row.get("semid") or -1)
-            if which == 2:
-                done = control[which](ident, 0, 0, None)  # IPC_RMID (0)
-            else:
-                done = control[which](ident, 0, None)
-            removed.append(f"{table} {ident}" + ("" if done == 0 else " (not removed)"))
-    try:
-        queues = list(os.scandir("/dev/mqueue"))
-    except OSError:
-        queues = []
-    for entry in queues:
-        try:
-            if entry.stat(follow_symlinks=False).st_uid == uid:
-                os.unlink(entry.path)
-                removed.append(entry.path)
-        except OSError:
-            continue
-    return removed
-
-
-def close_to_others(paths) -> list[str]:
-    """Take every permission of other users off each of ``paths`` (a folder closed so closes
-    all it holds, whatever their own modes); return those changed. The run's uid is such an
-    other user: no group of its own is shared with anything of the grader's. A folder that
-    holds what a run needs (the system, the grader's Python, the temp folders) is left as it is:
-    a ``$HOME`` of ``/`` is never closed."""
-    needed = [os.path.realpath(p) for p in (sys.base_prefix, tempfile.gettempdir(), *_SYSTEM,
-                                             *SHARED_TEMP)]
-    changed = []
-    for path in paths:
-        real = os.path.realpath(path)
-        if any(n == real or n.startswith(real.rstrip("/") + "/") for n in needed):
-            continue
-        try:
-            mode = os.stat(path).st_mode
-            if mode & 0o007:
-                os.chmod(path, mode & 0o7770)
-                changed.append(str(path))
-        except OSError:
-            continue
-    return changed
 
 
 def _hexed(text: str) -> str:
