@@ -180,6 +180,7 @@ def test_a_run_that_fills_the_disk_is_stopped_named_and_harms_no_neighbour(fille
 def test_no_ipc_object_is_made_and_none_outlives_the_run(landlock, alone):
     found = side_by_side(harm("cheat_sysv_ipc_channel"), HONEST, landlock=landlock)
     cheat, neighbour = found["results"]
+    assert cheat["stdout"].strip(), cheat
     said = json.loads(cheat["stdout"].strip().splitlines()[0])
     assert said == {"shm": "EPERM", "msg": "EPERM", "sem": "EPERM", "mq": "EPERM"}, said
     _honest_unharmed(neighbour, alone)
@@ -297,3 +298,17 @@ def test_closing_never_closes_what_a_run_needs(course):
     assert closed == [str(inner)]
     assert os.stat(inner).st_mode & 0o777 == 0o750
     assert os.stat("/").st_mode & 0o005 == 0o005
+
+
+def test_outside_reads_are_the_files_opened_beyond_the_runs_folders_and_the_system():
+    def hx(text):
+        return "".join(f"\\x{b:02x}" for b in text.encode())
+
+    def opened(path, flags="O_RDONLY|O_CLOEXEC"):
+        return f'12  openat(AT_FDCWD<{hx("/w")}>, "{hx(path)}", {flags}) = 3<{hx(path)}>'
+
+    trace = "\n".join([opened("/", "O_RDONLY|O_CLOEXEC|O_DIRECTORY"), opened("/w/x"),
+                       opened("/usr/lib/python3/json/__init__.py"), opened("/etc/localtime"),
+                       opened("/var/tmp/c/gradebook.db"), opened("/home/t/.profile")])
+    assert uid_walls.outside_reads(trace, ["/w"]) == ["/home/t/.profile",
+                                                      "/var/tmp/c/gradebook.db"]

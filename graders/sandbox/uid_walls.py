@@ -80,20 +80,23 @@ def close_to_others(paths) -> list[str]:
     return changed
 
 
-_OPENED = re.compile(r'^\d+\s+(?:openat|open|openat2|creat)\(.*\)\s+=\s+\d+<((?:\\x[0-9a-f]{2})+)>',
-                     re.MULTILINE)
+_OPENED = re.compile(r"^\d+\s+(?:openat|open|openat2|creat)\((.*)\)\s+=\s+\d+"
+                     r"<((?:\\x[0-9a-f]{2})+)>", re.MULTILINE)
 #: What a run may read besides its own folders: the system and what describes it.
 _READABLE = (*_SYSTEM, "/etc", "/sys", "/dev", "/memfd:")
 
 
 def outside_reads(trace: str, folders) -> list[str]:
-    """The files a run opened (strace's ``-xx -yy`` lines) outside ``folders``, the system and
-    the grader's Python: what it could have read of the machine (without Landlock)."""
+    """The files a run opened (strace's ``-xx -yy`` lines; folders opened for their listing
+    aside) outside ``folders``, the system and the grader's Python: what it could have read of
+    the machine (without Landlock)."""
     allowed = [os.path.realpath(str(f)) for f in folders]
     allowed += [*_READABLE, os.path.realpath(sys.base_prefix)]
     found = []
-    for hexed in _OPENED.findall(trace):
+    for args, hexed in _OPENED.findall(trace):
         path = bytes.fromhex(hexed.replace("\\x", "")).decode("utf-8", "replace")
+        if "O_DIRECTORY" in args or "O_PATH" in args or os.path.isdir(path):
+            continue  # a folder's names, or a path held, not a file's bytes
         if not any(path == a or path.startswith(a.rstrip("/") + "/") for a in allowed):
             found.append(path)
     return sorted(set(found))
