@@ -22,11 +22,17 @@ import pytest
 from graders.sandbox import box, uid_walls
 from tests.conftest import (
     DOCKER_CAPS,
+    LINKED,
+    ODD_METADATA,
+    POINTS,
     ROOT,
+    STUDENTS,
     contained,
     docker_root,
+    grade_catalog_batch,
     grading_env,
     require_tools,
+    said_by,
 )
 
 pytestmark = pytest.mark.sandbox
@@ -312,3 +318,33 @@ def test_outside_reads_are_the_files_opened_beyond_the_runs_folders_and_the_syst
                        opened("/var/tmp/c/gradebook.db"), opened("/home/t/.profile")])
     assert uid_walls.outside_reads(trace, ["/w"]) == ["/home/t/.profile",
                                                       "/var/tmp/c/gradebook.db"]
+
+
+@pytest.fixture(scope="module")
+def batch_without_landlock(tmp_path_factory):
+    """The whole catalog (the new cheats among honest neighbours) graded in one batch in the uid
+    tier with Landlock switched off, as ``grade --without-landlock`` allows it."""
+    require_tools()
+    wrap = docker_root(sys.executable, "-c", _NO_LANDLOCK, "/usr/bin/env",
+                       f"{box.WITHOUT_LANDLOCK_ENV}=1", caps=(*DOCKER_CAPS, "sys_ptrace"))
+    return grade_catalog_batch(tmp_path_factory.mktemp("uid-no-landlock"), tuple(wrap))
+
+
+@pytest.mark.timeout(1800)
+def test_without_landlock_the_batch_gives_every_student_the_bubblewrap_score(
+        batch_without_landlock):
+    batch = batch_without_landlock
+    assert "no Landlock" in batch["stdout"], said_by(batch)
+    assert batch["autograde_failed"] <= ODD_METADATA, said_by(batch)
+    wrong = {}
+    for student, (_, _, expected) in STUDENTS.items():
+        scores = batch["scores"].get(student, {})
+        want = {c: POINTS[c] if passed else 0 for c, passed in expected.items()}
+        got = {c: scores.get(c, 0 if student in LINKED else None) for c in expected}
+        if got != want:
+            wrong[student] = (got, want)
+    assert not wrong, f"gradebook differs from the bubblewrap tier's scores: {wrong}"
+    assert not batch["left_alive"], "\n".join(batch["left_alive"][:40])
+    written = {label: paths for label, paths in batch["written"].items() if paths}
+    assert not written, f"changed by the batch: {written}"
+    assert not batch["droppings"], batch["droppings"]

@@ -101,15 +101,17 @@ def _check_arguments(args: argparse.Namespace) -> None:
 
 
 def _close_to_submissions(args: argparse.Namespace) -> None:
-    """In the uid tier, the course, the submissions and this user's home closed to other users
-    (a submission runs as one), by plain permissions, with Landlock or without."""
+    """In the uid tier, the course, the submissions, this user's home and the checkout's
+    solutions closed to other users (a submission runs as one), by plain permissions, with
+    Landlock or without."""
     from graders.sandbox.box import tier
     from graders.sandbox.uid_walls import close_to_others
 
     chosen = tier() if not args.no_sandbox else None
     if getattr(chosen, "name", None) != "uid":
         return
-    closed = close_to_others([args.course, args.submissions, Path.home()])
+    solutions = Path(__file__).resolve().parents[2] / "solutions"  # a checkout's references
+    closed = close_to_others([args.course, args.submissions, Path.home(), solutions])
     if closed:
         print(f"closed to other users (chmod o-rwx), as submissions run as other users here: "
               f"{', '.join(closed)}")
