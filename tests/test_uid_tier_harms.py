@@ -335,6 +335,14 @@ def batch_without_landlock(tmp_path_factory):
         os.chmod(solutions, mode)  # grade closed it to other users; other tests read it as such
 
 
+#: Students graded wrong without Landlock, and why: what ``--without-landlock`` gives up (a
+#: file every user may read that the grader did not close); one graded right fails the test.
+WITHOUT_LANDLOCK_WRONG = {
+    "cheat_reads_reference": "it finds /work/main/solutions, another checkout on this machine "
+                             "that every user may read (the grading checkout's is closed)",
+}
+
+
 @pytest.mark.timeout(1800)
 def test_without_landlock_the_batch_gives_every_student_the_bubblewrap_score(
         batch_without_landlock):
@@ -348,7 +356,11 @@ def test_without_landlock_the_batch_gives_every_student_the_bubblewrap_score(
         got = {c: scores.get(c, 0 if student in LINKED else None) for c in expected}
         if got != want:
             wrong[student] = (got, want)
-    assert not wrong, f"gradebook differs from the bubblewrap tier's scores: {wrong}"
+    unexplained = {s: w for s, w in wrong.items() if s not in WITHOUT_LANDLOCK_WRONG}
+    assert not unexplained, f"gradebook differs from the bubblewrap tier's scores: {unexplained}"
+    right_now = {s for s in WITHOUT_LANDLOCK_WRONG if s not in wrong
+                 and Path("/work/main/solutions").exists()}
+    assert not right_now, f"graded right now: remove {sorted(right_now)} from the list"
     assert not batch["left_alive"], "\n".join(batch["left_alive"][:40])
     written = {label: paths for label, paths in batch["written"].items() if paths}
     assert not written, f"changed by the batch: {written}"
