@@ -103,18 +103,19 @@ def test_a_child_s_first_calls_may_come_before_its_parent_s_clone_returns():
 
 
 def test_a_thread_shares_the_descriptor_table_and_working_directory():
-    t = "/tmp/ck.tmp"
+    t = "/work/sub/ck.tmp"
     end, _ = end_state([
         *_decoy(t),
         "5  clone3({flags=CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD, "
         "child_tid=0x7f, parent_tid=0x7f, exit_signal=0, stack=0x7f, stack_size=0x7fff80, "
         "tls=0x7f} => {parent_tid=[3 /* 7 in strace's PID NS */]}, 88) = 3 /* 7 in strace's PID "
         "NS */",
-        f'7  chdir("{hx("/tmp")}") = 0',
-        f'7  openat(AT_FDCWD<{hx("/tmp")}>, "{hx("ck.tmp")}", O_WRONLY|O_CREAT, 0666) = '
+        f'5  mkdir("{hx("/work/sub")}", 0777) = 0',
+        f'7  chdir("{hx("/work/sub")}") = 0',
+        f'7  openat(AT_FDCWD<{hx("/work/sub")}>, "{hx("ck.tmp")}", O_WRONLY|O_CREAT, 0666) = '
         f'{fd(3, t)}',
         write(5, 3, t, b"{}"),  # the main thread, through the thread's descriptor
-        f'5  rename("{hx("ck.tmp")}", "{hx("/work/checkpoint.json")}") = 0',  # relative: /tmp
+        f'5  rename("{hx("ck.tmp")}", "{hx("/work/checkpoint.json")}") = 0',  # relative: /work/sub
     ])
     assert end.data == b"{}AA"
 

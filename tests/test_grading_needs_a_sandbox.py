@@ -123,7 +123,8 @@ def test_root_refuses_the_uid_tier_when_its_python_is_closed_to_other_users(monk
     monkeypatch.setattr(box, "find_tools", lambda: box.Tools(tools.strace, None, tools.prlimit,
                                                              tools.setpriv))
     problem = box.sandbox_problem()
-    assert problem and "cannot be read by an unprivileged uid" in problem, problem
+    assert problem and "cannot start the grader's Python" in problem, problem
+    assert "other users may not enter" in problem and "chmod o+x" in problem, problem
     assert len(problem.splitlines()) == 1 and "--no-sandbox" in problem
 
 

@@ -425,7 +425,11 @@ def test_uid_reservations_live_in_a_folder_only_the_grader_opens():
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
     require_tools()
-    return grade_catalog_batch(tmp_path_factory.mktemp("uid-tier-batch"), tuple(docker_root()))
+    mode = (ROOT / "solutions").stat().st_mode
+    try:
+        yield grade_catalog_batch(tmp_path_factory.mktemp("uid-tier-batch"), tuple(docker_root()))
+    finally:
+        os.chmod(ROOT / "solutions", mode)  # grade closed it to other users in the uid tier
 
 
 @pytest.mark.timeout(1800)

@@ -18,7 +18,8 @@ from graders.submission import Part, Submission, defined_names
 __all__ = [
     "NotebookError", "AnswerCells", "read_notebook", "submission_from_notebook", "notebook_of",
     "grade_id_of", "syntax_problem", "with_lesson_loop", "join_pieces", "LOOP_WHERE", "MARK",
-    "JOINED_KEY", "MAX_NOTEBOOK_BYTES", "MAX_CELLS", "notebook_problem", "program_from",
+    "JOINED_KEY", "MAX_NOTEBOOK_BYTES", "MAX_FILE_BYTES", "MAX_CELLS", "notebook_problem",
+    "program_from",
     "fixture_cells",
 ]
 
@@ -33,11 +34,14 @@ MARK = "# --- answer cell "
 LOOP_WHERE = "the lesson's loop (run_agent), which called your save"
 #: Cell metadata (under ``checkpoint_lab``) of an answer cell joined from split cells: how many.
 JOINED_KEY = "joined_from"
-#: The most a notebook handed in may weigh, and hold cells: an exercise notebook is about 40 KB
-#: and 60 cells; far beyond that it only costs the grader time (40,000 cells held nbgrader's
-#: feedback 64 s), so it is refused, as that student's.
+#: The most a notebook handed in may hold in its cells' sources (what the grader reads), and
+#: cells: an exercise notebook is about 40 KB and 60 cells; far beyond that it only costs the
+#: grader time (40,000 cells held nbgrader's feedback 64 s), so it is refused, as that student's.
+#: Stored outputs (printed text, plots), which grading throws away, do not count.
 MAX_NOTEBOOK_BYTES = 16 << 20
 MAX_CELLS = 2000
+#: The most a notebook file may weigh, outputs included (only so much is read at all).
+MAX_FILE_BYTES = 128 << 20
 
 
 def grade_id_of(cell) -> str | None:
@@ -70,12 +74,35 @@ def notebook_problem(text: str) -> tuple[dict | None, str | None]:
         return None, f"it is not JSON (line {exc.lineno}: {exc.msg})"
     except RecursionError:
         return None, "its JSON is nested too deep"
+    if isinstance(nb, dict) and nb.get("nbformat") in (1, 2, 3) and "cells" not in nb:
+        nb, problem = _upgraded(text)
+        if problem:
+            return None, problem
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         return None, "its JSON has no list of cells"
     if len(nb["cells"]) > MAX_CELLS:
         return None, (f"it has {len(nb['cells']):,} cells, more than the {MAX_CELLS:,} a "
                       "notebook of the course may have")
+    sources = sum(len(_cell_source(c)) for c in nb["cells"] if isinstance(c, dict))
+    if sources > MAX_NOTEBOOK_BYTES:
+        return None, (f"its cells hold {sources:,} characters of source, more than the "
+                      f"{MAX_NOTEBOOK_BYTES >> 20} MiB a notebook of the course may")
     return nb, None
+
+
+def _upgraded(text: str) -> tuple[dict | None, str | None]:
+    """A notebook of an older format (nbformat 3: cells in ``worksheets``) read as nbformat
+    reads it, as version 4."""
+    try:
+        import nbformat
+    except ImportError:
+        return None, ("it is an nbformat 3 notebook, which cannot be read here: open it in "
+                      "JupyterLab and save it again (File > Save), which writes version 4")
+    try:
+        upgraded = nbformat.reads(text, as_version=4)
+    except Exception as err:  # noqa: BLE001 - nbformat raises several kinds on a bad notebook
+        return None, f"it is an old-format notebook nbformat cannot read ({err})"
+    return json.loads(nbformat.writes(upgraded)), None
 
 
 def read_notebook(nb_or_path) -> dict:
@@ -84,9 +111,9 @@ def read_notebook(nb_or_path) -> dict:
     if isinstance(nb_or_path, dict):
         return nb_or_path
     path = Path(nb_or_path)
-    if path.stat().st_size > MAX_NOTEBOOK_BYTES:
+    if path.stat().st_size > MAX_FILE_BYTES:
         raise NotebookError(f"{path} is not a notebook we grade: it is larger than "
-                            f"{MAX_NOTEBOOK_BYTES >> 20} MiB")
+                            f"{MAX_FILE_BYTES >> 20} MiB")
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:

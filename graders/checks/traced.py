@@ -21,7 +21,7 @@ from graders.sandbox.serve import SandboxUnavailable
 from graders.text import plural
 
 __all__ = ["grade_recorded", "grade_crash_matrix", "run_crash_matrix", "judge_crash_matrix",
-           "lower_first"]
+           "lower_first", "unseen_here"]
 
 
 def grade_recorded(cells: AnswerCells, checks: list, timeout: float | None, fallback: bool, *,
@@ -86,7 +86,30 @@ def run_crash_matrix(submission, checks: list[Check], timeout,
     else:
         # The work is in the harnesses' child processes; threads only wait for them.
         verdicts = dict(zip(scenarios, side_by_side(matrix, scenarios), strict=True))
-    return {c.id: judge_crash_matrix(c, verdicts[c.scenario]) for c in checks}
+    return {c.id: unseen_here(judge_crash_matrix(c, verdicts[c.scenario]), fallback)
+            for c in checks}
+
+
+#: What the judge says of a file written through a shared memory map.
+_MAPPED = "shared memory map (mmap)"
+#: ... and of a run whose files it could not follow (what such a write leads to later).
+_UNFOLLOWED = "in a way the grader could not follow"
+
+
+def unseen_here(result: CheckResult, selfcheck: bool) -> CheckResult:
+    """In a self-check, a failure that rests only on writes no observer can see (through a
+    shared memory map) reads "not checked here", with the reason and what to change; grading
+    fails it, saying the same."""
+    failed = [v for v in result.verdicts if not v.passed]
+    if not selfcheck or result.passed or not any(_MAPPED in v.message for v in failed) or not all(
+            _MAPPED in v.message or _UNFOLLOWED in v.message for v in failed):
+        return result
+    return not_checked(result.check_id, (
+        "Not checked here: your save writes its bytes through a shared memory map (mmap), "
+        "which makes no write call, so neither this self-check nor grading can see what the "
+        "file held at a crash, and grading fails such a save. Write the bytes with f.write "
+        "(or os.write) into the temp file before you rename it, and this check can run."),
+        result.verdicts)
 
 
 _KIND_WORDS = {

@@ -36,6 +36,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="run each submission traced but NOT sandboxed (it could read and "
                         "write what you can): only for code you trust, where bubblewrap is "
                         "missing")
+    parser.add_argument("--without-landlock", action="store_true",
+                        help="where only the uid tier can run (root in a container) and the "
+                        "kernel has no Landlock, grade all the same: "
+                        f"{_gives_up()}")
     parser.add_argument("--no-feedback", action="store_true",
                         help="skip nbgrader generate_feedback")
     parser.add_argument("--student-timeout", metavar="SECONDS", type=float, default=None,
@@ -52,6 +56,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="no progress bar, no class summary and no per-student tables")
 
 
+def _gives_up() -> str:
+    from graders.sandbox.box import WITHOUT_LANDLOCK_GIVES_UP
+
+    return WITHOUT_LANDLOCK_GIVES_UP.replace("%", "%%")
+
+
 def run(args: argparse.Namespace) -> int:
     """Grade ``args.submissions``; exit 0 when every student was graded by nbgrader."""
     from graders.cli import UsageError
@@ -61,11 +71,14 @@ def run(args: argparse.Namespace) -> int:
     _check_arguments(args)
     course = _open_course(args)
     _check_sandbox(args)
+    _close_to_submissions(args)
     os.environ[MAIN_PID_ENV] = str(os.getpid())  # the grading workers inherit it
     try:
         with batch_lock(course) if not args.dry_run else _no_lock():
             batch, found, handed_in = _open_batch(args, course)
             _autograde(args, batch)
+            if not args.no_feedback and not args.dry_run:
+                _refused_feedback(course, found)
             results, failed = _write_scores(args, batch, found, handed_in)
             close_batch(batch)
     except BatchBusy as err:
@@ -101,6 +114,10 @@ def _check_sandbox(args: argparse.Namespace) -> None:
 
     if args.no_sandbox:
         os.environ[MODE_ENV] = "off"  # the grading workers inherit it
+    if args.without_landlock:
+        from graders.sandbox.box import WITHOUT_LANDLOCK_ENV
+
+        os.environ[WITHOUT_LANDLOCK_ENV] = "1"
     problem = grading_problem()
     if problem:
         raise UsageError(problem)
@@ -110,6 +127,32 @@ def _check_sandbox(args: argparse.Namespace) -> None:
         from graders.sandbox.box import tier
 
         print(tier().describe())
+
+
+def _close_to_submissions(args: argparse.Namespace) -> None:
+    """In the uid tier, the course, the submissions, this user's home and the checkout's
+    solutions closed to other users (a submission runs as one), by plain permissions, with
+    Landlock or without."""
+    from graders.sandbox.box import tier
+    from graders.sandbox.uid_walls import close_to_others
+
+    chosen = tier() if not args.no_sandbox else None
+    if getattr(chosen, "name", None) != "uid":
+        return
+    solutions = Path(__file__).resolve().parents[2] / "solutions"  # a checkout's references
+    closed = close_to_others([args.course, args.submissions, Path.home(), solutions])
+    if closed:
+        print(f"closed to other users (chmod o-rwx), as submissions run as other users here: "
+              f"{', '.join(closed)}")
+
+
+def _refused_feedback(course, found) -> None:
+    """A feedback page for each notebook that was not read, saying why."""
+    from graders.nbgrader_plumbing.refused import write_refused_feedback
+
+    for student, notebooks in found.refused.items():
+        for notebook, why in notebooks.items():
+            write_refused_feedback(course.feedback_dir(student), notebook, why)
 
 
 def _open_course(args: argparse.Namespace):
@@ -210,7 +253,7 @@ def _write_scores(args: argparse.Namespace, batch, found, handed_in):
     notes = {s: entries.get(s, {}).get("notes", []) for s in found.students}
     failed = {s: entries[s]["failed"] for s in found.students if "failed" in entries.get(s, {})}
     results = read_results(batch.shadow if batch.dry_run else batch.course, found.students,
-                           notes, handed_in)
+                           notes, handed_in, found.refused)
     part = batch.work / "scores.csv"
     write_csv(part, results)
     write_durably(args.csv.resolve(), part.read_bytes())

@@ -1,11 +1,11 @@
 """What a Gradescope submission holds: the exercise notebooks, found by their answer cells.
 
-Students upload notebooks under any names, or zips of them. :func:`find_notebooks` reads them
-in memory (nothing is unpacked to disk), regular files only (no links), within a budget: at most
+Students upload notebooks under any names, or zips of them. :func:`find_notebooks` reads them in
+memory (nothing is unpacked to disk), regular files only (no links), within a budget: at most
 `_MAX_FILES` notebooks, `_MAX_MEMBERS` zip members looked at, each notebook at most
-`graders.checks.answer_cells.MAX_NOTEBOOK_BYTES`, `_MAX_TOTAL_BYTES` in all, and a zip member is
-read no further than it can still be a notebook (JSON starts with ``{``): a zip of blanks costs
-nothing.
+`graders.checks.answer_cells.MAX_FILE_BYTES` (outputs included), `_MAX_TOTAL_BYTES` in all, and a
+zip member is read no further than it can still be a notebook (JSON starts with ``{``): a zip of
+blanks costs nothing.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ from pathlib import Path, PurePosixPath
 __all__ = ["Found", "find_notebooks"]
 
 #: What one submission may cost to read: notebooks looked at, zip members looked at, and bytes
-#: read in all (a notebook is about 40 KB; each is also capped at MAX_NOTEBOOK_BYTES).
+#: read in all (a notebook is about 40 KB, or megabytes with stored outputs; each is also capped
+#: at MAX_FILE_BYTES).
 _MAX_FILES = 64
 _MAX_MEMBERS = 1000
-_MAX_TOTAL_BYTES = 48 << 20
+_MAX_TOTAL_BYTES = 160 << 20
 #: Blanks a notebook may start with before it is not one.
 _BLANK_LIMIT = 1 << 16
 
@@ -44,12 +45,12 @@ class _Budget:
 
     def check(self, size: int) -> str | None:
         """Why a file of ``size`` bytes is not read, or None."""
-        from graders.checks.answer_cells import MAX_NOTEBOOK_BYTES
+        from graders.checks.answer_cells import MAX_FILE_BYTES
 
         if self.files <= 0:
             return f"the submission holds more than {_MAX_FILES} notebooks; the rest was not read"
-        if size > MAX_NOTEBOOK_BYTES:
-            return f"it is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB"
+        if size > MAX_FILE_BYTES:
+            return f"it is larger than {MAX_FILE_BYTES >> 20} MiB"
         if size > self.bytes:
             return (f"the submission's notebooks weigh more than {_MAX_TOTAL_BYTES >> 20} MiB in "
                     "all; the rest was not read")

@@ -3,7 +3,9 @@
 For the run's duration, ``os``'s file calls, ``open`` (``builtins.open`` and ``io.open``),
 ``fcntl.fcntl``'s descriptor copies, ``tempfile``'s temp folder (the run's ``/tmp``), ``shutil``'s
 copy (the way it copies on Linux, ``sendfile``, on every platform), ``threading.Thread.start``
-(a thread the run starts is the run's) and ``sys.stdout``/``sys.stderr`` (the run's output is
+(a thread the run starts is the run's), ``mmap.mmap`` (a shared writable map of a run's file is
+logged as strace shows it: its writes leave no trace, and the judge says so) and
+``sys.stdout``/``sys.stderr`` (the run's output is
 kept, not shown) are the recorder's. Each of them serves only the run's threads: any other
 thread of the process gets what it always gets. Everything is put back when the run ends.
 """
@@ -30,6 +32,10 @@ try:
     import fcntl
 except ImportError:  # Windows
     fcntl = None
+try:
+    import mmap
+except ImportError:  # a browser's Python
+    mmap = None
 
 __all__ = ["recording", "Output"]
 
@@ -135,6 +141,20 @@ def _start_for(run: RunState, real_start):
     return start
 
 
+def _mmap_for(run: RunState, real):
+    def mapped(fileno, length, *args, **kwargs):
+        flags = kwargs.get("flags", args[0] if args else getattr(mmap, "MAP_SHARED", 1))
+        access = kwargs.get("access", args[2] if len(args) > 2 else 0)
+        shared = bool(flags & getattr(mmap, "MAP_SHARED", 1)) and access != mmap.ACCESS_COPY
+        writable = access in (0, mmap.ACCESS_WRITE)
+        if run.records(fileno) and shared and writable:
+            with run.log.lock:
+                run.log.add("mmap", 0, ["NULL", length, "PROT_READ|PROT_WRITE", "MAP_SHARED",
+                                        run.fds.arg(fileno), 0])
+        return real(fileno, length, *args, **kwargs)
+    return mapped
+
+
 def _tempdir_for(run: RunState, real):
     def _gettempdir():
         return run.scratch.tmp if run.owns() else real()
@@ -165,6 +185,8 @@ def recording(run: RunState, stdout: Output, stderr: Output) -> Iterator[None]:
         if getattr(fcntl, "fcntl", None) is not None:  # a browser's kernel has an empty fcntl
             patches.put(fcntl, "fcntl", _fcntl_for(run, calls, fcntl.fcntl))
         patches.put(threading.Thread, "start", _start_for(run, threading.Thread.start))
+        if mmap is not None:
+            patches.put(mmap, "mmap", _mmap_for(run, mmap.mmap))
         patches.put(sys, "stdout", _Routed(sys.stdout, stdout, run))
         patches.put(sys, "stderr", _Routed(sys.stderr, stderr, run))
         yield

@@ -23,7 +23,7 @@ __all__ = ["descriptor_calls", "ORIGINAL"]
 
 _NAMES = ("open", "write", "pwrite", "writev", "pwritev", "sendfile", "copy_file_range",
           "fsync", "fdatasync", "ftruncate", "lseek", "posix_fallocate", "close", "closerange",
-          "dup", "dup2", "read", "pread", "fstat")
+          "dup", "dup2", "read", "pread", "fstat", "memfd_create")
 #: ``os``'s own functions, bound at import (before any run patches them).
 ORIGINAL = {name: getattr(os, name) for name in _NAMES if hasattr(os, name)}
 _WHENCE = {os.SEEK_SET: "SEEK_SET", os.SEEK_CUR: "SEEK_CUR", os.SEEK_END: "SEEK_END"}
@@ -90,6 +90,19 @@ class _Calls:
         else:
             run.appending.discard(fd)
         run.log.add("openat", fd, args, ret_path=os.fsencode(where), ret_deleted=deleted)
+        return fd
+
+    def memfd_create(self, name, flags=1):  # MFD_CLOEXEC, as os.memfd_create
+        """A file in memory: recorded as strace shows it (``/memfd:NAME``, deleted), so that
+        its writes, and a copy from it, are followed."""
+        run = self.run
+        fd = ORIGINAL["memfd_create"](name, flags)
+        if run.owns():
+            where = "/memfd:" + os.fsdecode(name)
+            run.fds.opened(fd, where, True)
+            run.appending.discard(fd)
+            run.log.add("memfd_create", fd, [os.fsencode(name), "MFD_CLOEXEC"],
+                        ret_path=os.fsencode(where), ret_deleted=True)
         return fd
 
     # -- writing -----------------------------------------------------------------------------

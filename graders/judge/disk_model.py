@@ -137,6 +137,14 @@ class DiskModel:
         """Whether ``path`` lies in one of the places the model follows (``ROOTS``)."""
         return any(path == r or path.startswith(r + "/") for r in ROOTS)
 
+    @staticmethod
+    def across(a: str, b: str) -> bool:
+        """Whether ``a`` and ``b`` lie on the model's two filesystems (``/work``, ``/tmp``): a
+        rename or link between them fails with EXDEV in the model, in every tier, whatever the
+        grading machine's own folders allowed."""
+        roots = {r for path in (a, b) for r in ROOTS if path == r or path.startswith(r + "/")}
+        return len(roots) == 2
+
     def name_of(self, node: Node) -> str | None:
         """A name of ``node`` (folders have one), or None."""
         if node.links == 0:

@@ -1,7 +1,9 @@
 """How each system call other than a data write changes the model of the sandbox's files:
 opens, descriptors (duplicated, closed, inherited), processes started, truncates, seeks,
 working-directory changes, renames, links, removals, new folders and special files, shared
-memory maps. ``OPERATIONS`` maps a call's name to its effect on a :class:`DiskModel`.
+memory maps (a rename or link between ``/work`` and ``/tmp`` fails with EXDEV, as between the
+two filesystems they are in the model, even where the run's own folders shared one: the uid tier
+without Landlock). ``OPERATIONS`` maps a call's name to its effect on a :class:`DiskModel`.
 """
 
 from __future__ import annotations
@@ -128,6 +130,13 @@ def _close(model: DiskModel, op: Op) -> None:
         model.process(op.pid).files.pop(arg["fd"], None)
 
 
+def _memfd_create(model: DiskModel, op: Op) -> None:
+    """A file in memory with no name: what it holds is known from its writes (a copy from it,
+    ``sendfile``, is then followed)."""
+    if op.ret is not None and op.ret >= 0:
+        model.process(op.pid).files[op.ret] = Description(model.node("file"))
+
+
 def _start(model: DiskModel, op: Op) -> None:
     if op.ret is not None and op.ret > 0:
         model.process(op.ret)  # made from its parent as it is now, unless it already ran
@@ -210,7 +219,7 @@ def _fchdir(model: DiskModel, op: Op) -> None:
 def _rename_paths(model: DiskModel, op: Op, bases: tuple, names: tuple) -> None:
     old = located(model, op, bases[0], names[0])
     new = located(model, op, bases[1], names[1])
-    if old.path is None or new.path is None:
+    if old.path is None or new.path is None or model.across(old.path, new.path):
         return
     if old.path not in model.paths:
         if model.modeled(old.path):
@@ -235,6 +244,8 @@ def _renameat(model: DiskModel, op: Op) -> None:  # renameat and renameat2
 def _link_node(model: DiskModel, op: Op, node: Node | None, base, name, source) -> None:
     new = located(model, op, base, name)
     if new.path is None or not model.modeled(new.path):
+        return
+    if node is not None and model.across(model.name_of(node) or "", new.path):
         return
     if node is None:
         model.lose(_words(op, source, "a file the grader did not see made"))
@@ -314,7 +325,7 @@ OPERATIONS: dict[str, Callable[[DiskModel, Op], None]] = {
     "openat": _openat, "open": _open, "openat2": _openat2, "creat": _creat,
     "dup": _dup_ret, "dup2": _dup_ret, "dup3": _dup_ret, "fcntl": _fcntl, "close": _close,
     "clone": _start, "clone3": _start, "fork": _start, "vfork": _start,
-    "mmap": _mmap, "io_submit": _io_submit,
+    "mmap": _mmap, "io_submit": _io_submit, "memfd_create": _memfd_create,
     "ftruncate": _ftruncate, "truncate": _truncate, "fallocate": _fallocate, "lseek": _lseek,
     "chdir": _chdir, "fchdir": _fchdir,
     "rename": _rename, "renameat": _renameat, "renameat2": _renameat,

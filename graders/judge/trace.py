@@ -248,7 +248,7 @@ _KEEP = frozenset({
     "renameat2", "link", "linkat", "symlink", "symlinkat", "unlink", "unlinkat", "mkdir",
     "mkdirat", "rmdir", "mknod", "mknodat", "fsync", "fdatasync", "lseek", "chdir", "fchdir",
     "sync", "syncfs", "sync_file_range", "splice", "dup", "dup2", "dup3", "fcntl", "close",
-    "clone", "clone3", "fork", "vfork", "mmap", "io_submit",
+    "clone", "clone3", "fork", "vfork", "mmap", "io_submit", "memfd_create",
 })
 #: The calls that start a process or a thread.
 STARTS = frozenset({"clone", "clone3", "fork", "vfork"})
@@ -264,7 +264,8 @@ _FD_CALLS = frozenset({"openat", "open", "creat", "openat2", "lseek", "write", "
                        "writev", "pwritev", "pwritev2", "fsync", "fdatasync", "ftruncate",
                        "fallocate", "dup", "dup2", "dup3", "fcntl", "close", "mmap"})
 _OPENS = frozenset({"openat", "open", "creat", "openat2"})
-_MODELED_MARKS = (_hexed("/work"), _hexed("/tmp"), "UNIX", "(deleted)", "O_TMPFILE")
+_MODELED_MARKS = (_hexed("/work"), _hexed("/tmp"), _hexed("/memfd:"), "UNIX", "(deleted)",
+                  "O_TMPFILE")
 
 
 def _frame(args: list) -> dict | None:

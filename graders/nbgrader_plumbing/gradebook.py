@@ -134,15 +134,19 @@ def record_zero(course: Course, student: str) -> None:
 
 def read_results(course: Course, students: list[str],
                  notes: dict[str, list[str]] | None = None,
-                 submitted: dict[str, set[str]] | None = None) -> list[StudentResult]:
+                 submitted: dict[str, set[str]] | None = None,
+                 refused: dict[str, dict[str, str]] | None = None) -> list[StudentResult]:
     """The autograded scores of ``students`` from the course's gradebook, with each test's
     record (`graders.checks.record`).
 
     ``submitted`` names, per student, the notebooks they handed in (default: the notebooks in
     their ``submitted/`` folder); the tests of any other notebook are marked not submitted.
-    The notes say which answers were joined from split cells.
+    The notes say which answers were joined from split cells; ``refused`` (student -> notebook
+    -> why) gives the checks of a notebook that was not read their reason.
     """
     from nbgrader.api import Gradebook, MissingEntry
+
+    from graders.nbgrader_plumbing.refused import refused_records
 
     tests = _source_tests(course)
     results = []
@@ -155,6 +159,9 @@ def read_results(course: Course, students: list[str],
             for notebook, ids in tests.items():
                 nb = _autograded(course, student, notebook) if notebook in handed_in else {}
                 records = _records(nb)
+                why = (refused or {}).get(student, {}).get(notebook)
+                if why and not records:
+                    records = refused_records(notebook, why, ids)
                 student_notes += [f"{notebook}.ipynb: the answer {grade_id} was in {count} cells "
                                   "with one id (Split Cell?), graded as one"
                                   for grade_id, count in joined_cells(nb).items()]

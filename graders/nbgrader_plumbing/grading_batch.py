@@ -25,6 +25,7 @@ from graders.nbgrader_plumbing.durable import point
 from graders.nbgrader_plumbing.gradebook_rows import has_grade
 from graders.nbgrader_plumbing.snapshot import merge_submission, shadow_course, snapshot
 from graders.nbgrader_plumbing.student_commit import Journal, commit_student
+from graders.nbgrader_plumbing.submissions import notebook_for_grading
 
 __all__ = ["WORK_DIR", "Batch", "BatchBusy", "batch_lock", "open_batch", "plan_students",
            "grade_batch", "close_batch"]
@@ -133,6 +134,8 @@ def _stage(batch: Batch, student: str, notebooks: dict[str, Path]) -> None:
     for name in batch.course.notebooks():
         if name not in notebooks and (staged / f"{name}.ipynb").exists():
             (staged / f"{name}.ipynb").unlink()
+    for name, path in notebooks.items():  # nbformat 4, without the outputs grading throws away
+        (staged / f"{name}.ipynb").write_text(notebook_for_grading(path), encoding="utf-8")
 
 
 def plan_students(batch: Batch, found, handed_in: dict[str, set[str]], force: bool) -> None:
@@ -159,7 +162,8 @@ def plan_students(batch: Batch, found, handed_in: dict[str, set[str]], force: bo
                      "notes": notes + ["nothing to grade; recorded with 0 for every test"]}
         else:
             _stage(batch, student, gradable)
-            entry = {"state": "pending", "what": "full", "notes": notes}
+            entry = {"state": "pending", "what": "full", "notes": notes,
+                     "originals": {name: str(path) for name, path in gradable.items()}}
         batch.journal.students[student] = entry
     batch.journal.data["planned"] = True
     batch.journal.save()
@@ -172,6 +176,9 @@ def _graded(batch: Batch, outcome: dict) -> None:
 
     student = outcome["student"]
     entry = batch.journal.students[student]
+    staged = batch.shadow.submitted_dir(student)
+    for name, original in entry.get("originals", {}).items():  # the hand-in kept as it came
+        shutil.copy2(original, staged / f"{name}.ipynb")
     if outcome["success"]:
         if outcome.get("feedback_error"):
             entry["notes"].append(f"no feedback HTML: generate_feedback failed "

@@ -1,13 +1,15 @@
 """The submissions folder: who handed in which notebook, what cannot be graded, and why.
 
-:func:`find_submissions` reads a folder laid out as ``SUBMISSIONS/<student>/<notebook>.ipynb``
-(or nbgrader's own ``<student>/<assignment>/<notebook>.ipynb``). A broken submission never
-breaks the batch: a file that is not a notebook, or larger than a notebook of the course may be
-(`graders.checks.answer_cells.MAX_NOTEBOOK_BYTES`, ``MAX_CELLS``), is left out (nbgrader then
-scores that notebook 0, as for a missing file) and noted. Only regular files and folders are
-read: a symbolic link (which could hand one student another's notebook) is refused and noted,
-and never followed. Grading reads a snapshot of the folder, never the folder itself
-(`graders.nbgrader_plumbing.grading_batch`).
+:func:`find_submissions` reads a folder laid out as ``SUBMISSIONS/<student>/<notebook>.ipynb`` (or
+nbgrader's own ``<student>/<assignment>/<notebook>.ipynb``). A broken submission never breaks the
+batch: a file that is not a notebook, or larger than a notebook of the course may be
+(`graders.checks.answer_cells.MAX_NOTEBOOK_BYTES` of sources, ``MAX_CELLS``, ``MAX_FILE_BYTES`` in
+all), is left out (nbgrader then scores that notebook 0, as for a missing file) and noted. Only
+regular files and folders are read: a symbolic link (which could hand one student another's
+notebook) is refused and noted, and never followed. Grading reads a snapshot of the folder, never
+the folder itself (`graders.nbgrader_plumbing.grading_batch`), and hands nbgrader each gradable
+notebook as nbformat 4 without its stored outputs (:func:`notebook_for_grading`; grading throws
+them away, and a notebook of an older format is read as version 4).
 """
 
 from __future__ import annotations
@@ -19,11 +21,11 @@ from pathlib import Path
 
 import nbformat
 
-from graders.checks.answer_cells import MAX_NOTEBOOK_BYTES, notebook_problem
+from graders.checks.answer_cells import MAX_FILE_BYTES, notebook_problem
 from graders.nbgrader_plumbing.course import Course
 
 __all__ = ["LayoutError", "Submissions", "find_submissions", "handed_in_notebooks",
-           "read_regular"]
+           "notebook_for_grading", "read_regular"]
 
 
 class LayoutError(ValueError):
@@ -40,6 +42,8 @@ class Submissions:
 
     notebooks: dict[str, dict[str, Path]] = field(default_factory=dict)
     notes: dict[str, list[str]] = field(default_factory=dict)
+    #: student -> notebook -> why it was not read (it scores 0, and says why)
+    refused: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def students(self) -> list[str]:
@@ -61,7 +65,7 @@ def _kind(path: Path) -> str | None:
     return "file" if stat.S_ISREG(mode) else "dir" if stat.S_ISDIR(mode) else "other"
 
 
-def read_regular(path: Path, limit: int = MAX_NOTEBOOK_BYTES) -> bytes:
+def read_regular(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
     """The bytes of ``path``, a regular file of at most ``limit`` bytes, opened without following
     a link or waiting on a FIFO; raises `Refused` (saying why) for anything else."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -98,6 +102,16 @@ def _notebook_problem(path: Path) -> str | None:
     except Exception as err:  # nbformat raises several kinds on a malformed notebook
         return f"nbformat cannot read it ({type(err).__name__}: {err})"
     return None
+
+
+def _without_outputs(data: bytes) -> str:
+    """The notebook ``data`` as nbformat 4 text, every code cell's stored outputs dropped."""
+    nb = nbformat.reads(data.decode("utf-8"), as_version=4)
+    for cell in nb.cells:
+        if cell.get("cell_type") == "code":
+            cell.outputs = []
+            cell.execution_count = None
+    return nbformat.writes(nb)
 
 
 def _entries(folder: Path) -> list[Path]:
@@ -161,6 +175,7 @@ def _find_notebooks(found: Submissions, student_dir: Path, course: Course,
         problem = _notebook_problem(path)
         if problem:
             found.note(student, f"{where}: {problem}; it scores 0")
+            found.refused.setdefault(student, {})[path.stem] = problem
             continue
         found.notebooks.setdefault(student, {})[path.stem] = path
 
@@ -174,3 +189,9 @@ def handed_in_notebooks(folder: Path, student: str, course: Course) -> set[str]:
     names = {p.stem for p in _entries(student_dir) if p.suffix == ".ipynb"}
     names |= {p.stem for p in _entries(student_dir / course.assignment) if p.suffix == ".ipynb"}
     return names & set(course.notebooks())
+
+
+def notebook_for_grading(path: Path) -> str:
+    """The notebook at ``path`` (a regular file) as nbgrader's autograde gets it: nbformat 4,
+    without stored outputs. Raises `Refused` when it is not a regular file."""
+    return _without_outputs(read_regular(path))

@@ -13,13 +13,18 @@ run's own unprivileged uid (setpriv has set no_new_privs). SPEC is a JSON file o
   filesystems (the working folder grants a right the temp folder does not, and the reverse,
   so a file moved either way would gain one: Landlock refuses that with EXDEV).
 
-Both are irreversible and inherited. Nothing of the submission has run yet; if a step the
+Both are irreversible and inherited. Where neither Landlock nor the machine makes a rename between
+the two folders fail (``exdev``: one filesystem, no Landlock), ``os.rename``, ``os.replace`` and
+``os.link`` raise EXDEV between them, as on a real machine, so honest code takes the path it would
+take there (``shutil.move`` copies); code that goes round it gains nothing, the judge's model
+failing that rename all the same. Nothing of the submission has run yet; if a step the
 grader asked for fails, this process exits with status 71 and says why on stderr. ``--probe``
 instead of BOOTSTRAP writes ``probe.txt`` in the working folder (for the grader to see strace
 name it), prints what was applied, as JSON, and exits.
 """
 
 import ctypes
+import errno
 import json
 import os
 import runpy
@@ -130,6 +135,30 @@ def _landlock(spec):
     return abi
 
 
+def _exdev_between(folders):
+    """``os.rename``, ``os.replace`` and ``os.link`` raise EXDEV between ``folders``."""
+    roots = [os.path.realpath(f) for f in folders]
+
+    def side(path, dir_fd):
+        if dir_fd is not None or isinstance(path, int):
+            return None
+        full = os.path.realpath(os.fsdecode(path))
+        return next((i for i, r in enumerate(roots) if full == r or full.startswith(r + "/")),
+                    None)
+
+    def refusing(real):
+        def call(src, dst, *args, src_dir_fd=None, dst_dir_fd=None, **kwargs):
+            a, b = side(src, src_dir_fd), side(dst, dst_dir_fd)
+            if a is not None and b is not None and a != b:
+                raise OSError(errno.EXDEV, os.strerror(errno.EXDEV), src, None, dst)
+            return real(src, dst, *args, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd,
+                        **kwargs)
+        return call
+
+    for name in ("rename", "replace", "link"):
+        setattr(os, name, refusing(getattr(os, name)))
+
+
 def _network_refused():
     try:
         socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()
@@ -147,6 +176,8 @@ def main():
         landlock = _landlock(spec["landlock"]) if spec.get("landlock") else 0
         if spec.get("need_landlock") and not landlock:
             raise _Refused("this kernel has no Landlock (version 2 or later)")
+        if spec.get("exdev") and landlock < 2:
+            _exdev_between([spec["landlock"]["work"], spec["landlock"]["tmp"]])
     except (_Refused, OSError) as err:
         sys.stderr.write(f"checkpoint-lab sandbox: could not confine the run: {err}\n")
         sys.stderr.flush()

@@ -34,7 +34,8 @@ import graders.sandbox.uid_tier as uid_tier
 import graders.sandbox.uids as uids
 
 __all__ = ["Tools", "Tier", "find_tools", "tier", "sandbox_problem", "observer_problem",
-           "command", "scratch_root", "LIMITS", "WORK", "TMP", "GRADER", "TRACE_CAP"]
+           "command", "scratch_root", "LIMITS", "WORK", "TMP", "GRADER", "TRACE_CAP",
+           "WITHOUT_LANDLOCK_ENV", "WITHOUT_LANDLOCK_GIVES_UP", "interpreter_problem"]
 
 #: Where things are inside the sandbox (and what the judge's model calls them in every tier).
 WORK = "/work"
@@ -53,6 +54,16 @@ _TMPFS_SIZE = 48 << 20
 #: The largest trace strace may write (it holds every byte written, four times over).
 TRACE_CAP = 384 << 20
 _README = "README's \"Grading where bubblewrap cannot run\""
+#: Set (to 1) by ``checkpoint-lab grade --without-landlock``: the uid tier may run without
+#: Landlock (the grading workers inherit it; a submission's environment never holds it).
+WITHOUT_LANDLOCK_ENV = "CHECKPOINT_LAB_WITHOUT_LANDLOCK"
+#: What the uid tier without Landlock gives up, for the flag's help and the refusal.
+WITHOUT_LANDLOCK_GIVES_UP = (
+    "without Landlock a submission may read every file on the machine that every user may "
+    "read, and list the other processes' command lines (which name the course and "
+    "submissions folders); the grader closes the course, the submissions folder and its own "
+    "$HOME to other users (chmod o-rwx) and each run's folders to the other runs, so what "
+    "stays readable is what you left world-readable elsewhere")
 
 
 @dataclass(frozen=True)
@@ -71,8 +82,8 @@ class Tier:
 
     For the uid tier: ``landlock`` is the kernel's Landlock version it confines with (0: none),
     ``work_root`` and ``tmp_root`` where its folders are made, ``renames_fail`` whether a
-    rename between them fails for the submission (two filesystems, or Landlock), not only in the
-    judge's model, and ``observer_uid`` whether strace runs as the submission's uid (where root
+    rename between them fails by itself (two filesystems, or Landlock; else the run's Python
+    refuses it), and ``observer_uid`` whether strace runs as the submission's uid (where root
     lacks CAP_SYS_PTRACE, strace cannot read another uid's descriptors; Landlock then keeps the
     submission from its observer and its trace).
     """
@@ -89,8 +100,8 @@ class Tier:
         if self.name == "bubblewrap":
             return ("sandbox: bubblewrap tier (namespaces of its own, no network, an "
                     "unprivileged uid, limits)")
-        confined = (f"Landlock v{self.landlock}" if self.landlock else "no Landlock: files "
-                    "every user may read stay readable")
+        confined = (f"Landlock v{self.landlock}" if self.landlock else "no Landlock "
+                    "(--without-landlock): files every user may read stay readable")
         return ("sandbox: uid tier (no namespaces here: an unprivileged uid of its own, limits, "
                 f"seccomp without network, {confined})")
 
@@ -134,11 +145,12 @@ def sandbox_problem(tools: Tools | None = None) -> str | None:
 def tier(tools: Tools | None = None) -> Tier | str:
     """The tier submissions run in here, or why none can (one line). Probed once per process."""
     # A browser's Python has no geteuid; observer_problem says no first there anyway.
-    return _choose(tools or find_tools(), os.geteuid() if hasattr(os, "geteuid") else -1)
+    return _choose(tools or find_tools(), os.geteuid() if hasattr(os, "geteuid") else -1,
+                   os.environ.get(WITHOUT_LANDLOCK_ENV) == "1")
 
 
 @functools.lru_cache(maxsize=4)
-def _choose(tools: Tools, euid: int) -> Tier | str:
+def _choose(tools: Tools, euid: int, without_landlock: bool = False) -> Tier | str:
     problem = observer_problem(tools)
     if problem:
         return problem
@@ -164,7 +176,7 @@ def _choose(tools: Tools, euid: int) -> Tier | str:
     if tools.setpriv is None:
         return ("Grading as root drops each submission to an unprivileged uid with setpriv "
                 "(util-linux), which this machine lacks: install util-linux.")
-    return _uid_tier(tools, bwrap_why)
+    return _uid_tier(tools, bwrap_why, without_landlock)
 
 
 @functools.lru_cache(maxsize=4)
@@ -193,12 +205,33 @@ _TRACED = ",".join((
     # descriptors duplicated, closed and inherited, processes and threads started, shared
     # writable maps, asynchronous writes: what the judge's model of the disk follows
     "dup", "dup2", "dup3", "fcntl", "close", "clone", "clone3", "fork", "vfork", "mmap",
-    "io_submit",
+    "io_submit", "memfd_create",
 ))
 
 
-def _uid_tier(tools: Tools, bwrap_why: str) -> Tier | str:
+def interpreter_problem() -> str | None:
+    """Why a run's uid cannot start the grader's Python (a pyenv in /root), and what to do."""
+    for path in (_python(), os.path.realpath(sys.base_prefix)):
+        for folder in reversed(Path(path).parents):
+            try:
+                mode = folder.stat().st_mode
+            except OSError:
+                continue
+            if not mode & 0o001:
+                return (f"a submission's own uid cannot start the grader's Python ({path}) "
+                        f"under {folder}, which other users may not enter (mode "
+                        f"{mode & 0o777:o}). Install Python where every user may read it (the "
+                        "distribution's python3, /usr/local, /opt), or, if nothing in "
+                        f"{folder} is secret, let others pass through it (chmod o+x {folder})")
+    return None
+
+
+def _uid_tier(tools: Tools, bwrap_why: str, without_landlock: bool = False) -> Tier | str:
     """The uid tier, if a submission really runs confined and observed as a uid of its own."""
+    closed = interpreter_problem()
+    if closed:
+        return (f"Grading needs a sandbox: bubblewrap cannot make namespaces here ({bwrap_why}), "
+                f"and {closed}; pass --no-sandbox only if you trust every submission.")
     work_root, tmp_root = uid_tier.roots()
     observer_uid = not uid_tier.can_trace_other_uids()
     held = uids.reserve()
@@ -223,6 +256,10 @@ def _uid_tier(tools: Tools, bwrap_why: str) -> Tier | str:
                "lacks CAP_SYS_PTRACE) and the kernel has no Landlock 2+ to keep a submission "
                "away from an observer of its own uid: run the container with --cap-add "
                "SYS_PTRACE")
+    elif landlock < 2 and not without_landlock:
+        why = (f"the kernel has no Landlock (version 2 or later) to keep a submission to its own "
+               f"files: {WITHOUT_LANDLOCK_GIVES_UP}. Pass --without-landlock to grade so, or "
+               "grade where bubblewrap runs or the kernel is 5.19 or later")
     else:
         why = None
     if why:
@@ -331,10 +368,11 @@ def _uid_command(tools: Tools, observer_uid: bool, trace: Path, spec: Path, uid:
     limits = [tools.prlimit] + [f"--{name}={value}" for name, value in LIMITS.items()] + ["--"]
     drop = uid_tier.drop(tools.setpriv, uid)
     confine = [_python(), "-I", "-S", str(spec.parent / "_confine.py"), str(spec), *tail]
+    # -A: strace appends to the trace made for it, into the room taken for it ahead of time
     if observer_uid:
         return [tools.prlimit, f"--fsize={TRACE_CAP}", "--", *drop,
-                *_strace(tools, trace)[3:], *limits, *confine]
-    return [*_strace(tools, trace), *limits, *drop, *confine]
+                *_strace(tools, trace)[3:], "-A", *limits, *confine]
+    return [*_strace(tools, trace), "-A", *limits, *drop, *confine]
 
 
 def _bwrap(tools: Tools, run_dir: Path, info_fd: int | None, seccomp_fd: int | None,

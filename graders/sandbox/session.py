@@ -23,7 +23,9 @@ from pathlib import Path
 
 import graders.sandbox.box as box
 import graders.sandbox.filters as filters
+import graders.sandbox.uid_budget as uid_budget
 import graders.sandbox.uid_tier as uid_tier
+import graders.sandbox.uid_walls as uid_walls
 import graders.sandbox.uids as uids
 from graders.judge.recording import Recording, Snapshot
 from graders.recording.calls import CallServer
@@ -35,9 +37,8 @@ from graders.sandbox.snapshots import listing, read_safely
 __all__ = ["Session", "TRACE_BUDGET"]
 
 _OUTPUT_TAIL = 4000
-#: Bytes of trace one run may leave the grading process (strace writes every byte written four
-#: times over, as hex): an honest run leaves under 10 MB; more, and the run is stopped as over
-#: budget, the submission's own failure (one submission once took a grading worker to 8 GB).
+#: Bytes of trace one run may leave the grading process (every byte written, four times over, as
+#: hex; an honest run leaves under 10 MB): more is the submission's failure, stopped as over budget.
 TRACE_BUDGET = 24 << 20
 _BOOTSTRAP = Path(__file__).with_name("_bootstrap.py")
 
@@ -77,7 +78,8 @@ class Session:
         self.frames = FrameReader(self.rec.protocol)
         self.child_pid: int | None = None
         self.outputs = {"stdout": b"", "stderr": b""}
-        self.held = self.proc = self.sock = self.info_r = None
+        self.held = self.proc = self.sock = self.info_r = self.watcher = None
+        self.reserved = TRACE_BUDGET + (8 << 20) if self.uid_tier else 0
 
     # -- the process -----------------------------------------------------------------------
 
@@ -92,7 +94,7 @@ class Session:
             self.held = uids.reserve()
         uid = self.held.uid if self.held else os.geteuid()
         observer = uid if self.uid_tier and self.tier.observer_uid else os.geteuid()
-        self.trace = uid_tier.new_trace(self.run_dir, observer)
+        self.trace = uid_tier.new_trace(self.run_dir, observer, self.reserved)
         extra, env, cwd = self._tier_setup(uid)
         cmd = command(tools, run_dir=self.run_dir, trace=self.trace, fd=theirs.fileno(),
                       info_fd=info_w if self.sandbox else None, mode=self.mode,
@@ -125,8 +127,11 @@ class Session:
         self.work, self.tmp, self.tmp_parent = uid_tier.prepare(self.run_dir, self.tier.tmp_root,
                                                                 uid)
         spec = uid_tier.confine_spec(self.run_dir / "grader", self.work, self.tmp,
-                                     filters.compiled(network=False))
+                                     filters.compiled(network=False),
+                                     exdev=not self.tier.renames_fail)
         uid_tier.prepare_files(self.run_dir / "grader", uid)
+        self.watcher = uid_budget.Watcher(uid, (self.work, self.tmp),
+                                          uid_tier.SHARED_TEMP).start()
         return {"spec": spec}, box.uid_environment(self.work, self.tmp), self.work
 
     def where(self) -> Path | None:
@@ -205,7 +210,9 @@ class Session:
         return any(self.calls.handle(frame) for frame in self.frames.frames())
 
     def _trace_over_budget(self) -> bool:
-        """Stop the run (True) once its trace is bigger than one run may leave."""
+        """Stop the run (True) once its trace or its files (uid tier) are over budget."""
+        if self.watcher is not None and self.watcher.over:
+            return self.calls.over_budget(self.watcher.over)
         try:
             size = os.stat(self.trace).st_size
         except OSError:
@@ -236,10 +243,8 @@ class Session:
         from outside, to half the size of checkpoint.json at that moment
         (:mod:`graders.sandbox.fill_disk`). A write that crosses it writes what fits and returns
         a short count, and the next one fails (EFBIG; Python ignores the SIGXFSZ that comes with
-        it), exactly as a full disk cuts a write short and then fails (ENOSPC). Why not fill the
-        sandbox's tmpfs: a file-size limit works the same in every grading tier (the
-        namespace-free one has no tmpfs of its own to fill), fills nothing the grading machine
-        shares, and needs no write into the sandbox from outside.
+        it), exactly as a full disk cuts a write short and then fails (ENOSPC). It works the same
+        in every tier, fills nothing the machine shares, and writes nothing into the sandbox.
         """
         self.calls.before_reply = lambda call: (
             self._lower_file_size(call) if (call.op, call.index) == (op, index) else None)
@@ -251,18 +256,18 @@ class Session:
         self.rec.filled = {"seq": call.seq, "limit": limit, "processes": done, "error": error}
 
     # -- the end -----------------------------------------------------------------------------
-
     def stop(self) -> None:
         """End every process of the run, close what is open, and fill in the recording."""
         if self.proc is None:  # it never started: close what start opened
             self._close_channel()
             self._remove_folders()
             return
-        # an observer running as the submission's uid may have been killed by it
         observer_killed = (self.uid_tier and self.tier.observer_uid
                            and self.proc.poll() is not None and self.proc.returncode < 0
                            and self.proc.returncode != -signal.SIGXFSZ)
         self._end_processes()
+        if self.watcher is not None and self.watcher.stop():
+            self.calls.over_budget(self.watcher.over)
         self._drain_outputs()
         self._close_channel()
         self._finish_recording()
@@ -270,11 +275,13 @@ class Session:
             self.rec.ended = "died"
             self.rec.detail = ("stopped the grader's observer (strace) before the run ended, so "
                                "its file operations could not all be recorded")
+        if self.uid_tier and self.tier.landlock < 2:
+            uid_walls.withhold_outside_reads(self.rec, (self.work, self.tmp, self.run_dir))
         if self.uid_tier or not self.sandbox:
             self._name_folders_as_the_model_does()
-        if self.uid_tier:
-            # gone with the run, as the bubblewrap tier's tmpfs mounts are
+        if self.uid_tier:  # gone with the run, as the bubblewrap tier's tmpfs mounts are
             uid_tier.remove_leftovers(self.held.uid)
+            uid_walls.remove_ipc(self.held.uid)
         self._remove_folders()
 
     def _close_channel(self) -> None:
@@ -386,7 +393,7 @@ class Session:
             return ""
         try:
             st = os.statvfs(self.trace)
-            if st.f_bavail * st.f_frsize < (1 << 20):
+            if st.f_bavail * st.f_frsize < (1 << 20) and len(text) > self.reserved:
                 rec.trace_lost = "the grading machine's temporary space was full"
         except OSError:
             pass

@@ -96,13 +96,15 @@ def prepare_files(grader: Path, uid: int) -> None:
 
 
 def confine_spec(grader: Path, work: Path, tmp: Path, bpf: bytes, *,
-                 need_landlock: bool = False) -> Path:
-    """Write what ``_confine.py`` applies (and the filter) into ``grader``; return the spec."""
+                 need_landlock: bool = False, exdev: bool = False) -> Path:
+    """Write what ``_confine.py`` applies (and the filter) into ``grader``; return the spec
+    (``exdev``: the run's Python refuses renames between its folders, which the machine does
+    not)."""
     shutil.copyfile(_CONFINE, grader / "_confine.py")
     (grader / "filter.bpf").write_bytes(bpf)
     base = os.path.realpath(sys.base_prefix)
     read = [p for p in _SYSTEM if os.path.exists(p)] + [base, str(grader)]
-    spec = {"bpf": str(grader / "filter.bpf"), "need_landlock": need_landlock,
+    spec = {"bpf": str(grader / "filter.bpf"), "need_landlock": need_landlock, "exdev": exdev,
             "landlock": {"read": read, "devices": list(_DEVICES), "work": str(work),
                          "tmp": str(tmp), "shm": "/dev/shm" if os.path.isdir("/dev/shm")
                          else None}}
@@ -259,10 +261,19 @@ def probe(make_command, uid: int, tmp_root: str, work_root: str, bpf: bytes,
             shutil.rmtree(parent, ignore_errors=True)
 
 
-def new_trace(run_dir: Path, owner: int) -> Path:
-    """The run's trace file, made empty, 0600, owned by whoever runs strace."""
+def new_trace(run_dir: Path, owner: int, reserve: int = 0) -> Path:
+    """The run's trace file, made empty, 0600, owned by whoever runs strace; with ``reserve``,
+    that many bytes of disk are taken for it beyond its end (``fallocate(KEEP_SIZE)``, where the
+    filesystem can): strace appending to it (``-A``) then writes into room no other run's files
+    can take."""
     trace = run_dir / "trace"
-    os.close(os.open(trace, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    fd = os.open(trace, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        if reserve:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.fallocate(fd, 1, ctypes.c_long(0), ctypes.c_long(reserve))  # KEEP_SIZE
+    finally:
+        os.close(fd)
     os.chown(trace, owner, owner)
     return trace
 

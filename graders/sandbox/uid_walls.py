@@ -1,0 +1,120 @@
+"""What the uid tier closes and clears where no namespace does it: the grader's and the course's
+folders closed to other users (:func:`close_to_others`), the SysV IPC objects and POSIX message
+queues a run's uid made (:func:`remove_ipc`), and, without Landlock, nothing a run printed or
+raised passed on once it opened a file outside its own folders and the system
+(:func:`withhold_outside_reads`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+from graders.sandbox.uid_tier import _SYSTEM, SHARED_TEMP
+
+__all__ = ["remove_ipc", "close_to_others", "outside_reads", "withhold_outside_reads"]
+
+_IPC_TABLES = {"shm": 0, "msg": 1, "sem": 2}  # /proc/sysvipc/NAME: shmctl, msgctl, semctl
+
+
+def remove_ipc(uid: int) -> list[str]:
+    """Remove every SysV IPC object and POSIX message queue ``uid`` made or owns (the seccomp
+    filter refuses making them; this is the second wall); return what was removed."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    control = (libc.shmctl, libc.msgctl, libc.semctl)
+    removed = []
+    for table, which in _IPC_TABLES.items():
+        try:
+            lines = Path(f"/proc/sysvipc/{table}").read_text().splitlines()
+        except OSError:
+            continue
+        head = lines[0].split() if lines else []
+        for line in lines[1:]:
+            row = dict(zip(head, line.split(), strict=False))
+            if str(uid) not in (row.get("uid"), row.get("cuid")):
+                continue
+            ident = int(row.get("shmid") or row.get("msqid") or row.get("semid") or -1)
+            if which == 2:
+                done = control[which](ident, 0, 0, None)  # IPC_RMID (0)
+            else:
+                done = control[which](ident, 0, None)
+            removed.append(f"{table} {ident}" + ("" if done == 0 else " (not removed)"))
+    try:
+        queues = list(os.scandir("/dev/mqueue"))
+    except OSError:
+        queues = []
+    for entry in queues:
+        try:
+            if entry.stat(follow_symlinks=False).st_uid == uid:
+                os.unlink(entry.path)
+                removed.append(entry.path)
+        except OSError:
+            continue
+    return removed
+
+
+def close_to_others(paths) -> list[str]:
+    """Take every permission of other users off each of ``paths`` (a folder closed so closes
+    all it holds, whatever their own modes); return those changed. The run's uid is such an
+    other user: no group of its own is shared with anything of the grader's. A folder that
+    holds what a run needs (the system, the grader's Python, the temp folders) is left as it is:
+    a ``$HOME`` of ``/`` is never closed."""
+    needed = [os.path.realpath(p) for p in (sys.base_prefix, tempfile.gettempdir(), *_SYSTEM,
+                                             *SHARED_TEMP)]
+    changed = []
+    for path in paths:
+        real = os.path.realpath(path)
+        if any(n == real or n.startswith(real.rstrip("/") + "/") for n in needed):
+            continue
+        try:
+            mode = os.stat(path).st_mode
+            if mode & 0o007:
+                os.chmod(path, mode & 0o7770)
+                changed.append(str(path))
+        except OSError:
+            continue
+    return changed
+
+
+_OPENED = re.compile(r"^\d+\s+(?:openat|open|openat2|creat)\((.*)\)\s+=\s+\d+"
+                     r"<((?:\\x[0-9a-f]{2})+)>", re.MULTILINE)
+#: What a run may read besides its own folders: the system and what describes it.
+_READABLE = (*_SYSTEM, "/etc", "/sys", "/dev", "/memfd:")
+
+
+def outside_reads(trace: str, folders) -> list[str]:
+    """The files a run opened (strace's ``-xx -yy`` lines; folders opened for their listing
+    aside) outside ``folders``, the system and the grader's Python: what it could have read of
+    the machine (without Landlock)."""
+    allowed = [os.path.realpath(str(f)) for f in folders]
+    allowed += [*_READABLE, os.path.realpath(sys.base_prefix)]
+    found = []
+    for args, hexed in _OPENED.findall(trace):
+        path = bytes.fromhex(hexed.replace("\\x", "")).decode("utf-8", "replace")
+        if "O_DIRECTORY" in args or "O_PATH" in args or os.path.isdir(path):
+            continue  # a folder's names, or a path held, not a file's bytes
+        if not any(path == a or path.startswith(a.rstrip("/") + "/") for a in allowed):
+            found.append(path)
+    return sorted(set(found))
+
+
+def withhold_outside_reads(rec, folders) -> None:
+    """Without Landlock: where the run opened a file outside its folders and the system, what it
+    printed and the message of its error (which could carry that file's bytes) are not passed
+    on; its feedback says so instead."""
+    found = outside_reads(rec.trace, folders)
+    if not found:
+        return
+    note = (f"(not shown: your code opened {found[0]}"
+            + (f" and {len(found) - 1} more file(s)" if len(found) > 1 else "")
+            + " outside its own folders, so what it printed or raised is not passed on)")
+    rec.stdout_tail, rec.stderr_tail = note, ""
+    for record in (rec.error, rec.load):
+        if isinstance(record, dict) and "message" in record:
+            record["message"] = note
+    if isinstance(rec.described, dict):
+        rec.described = {"defined": True, "items": [{"str": note}]}

@@ -1,0 +1,367 @@
+"""What one run may do to the runs beside it in the uid tier (issue 29.1-29.3), for real.
+
+Runs are recorded side by side (threads of one grader, as a batch's workers are) under the
+Docker-root simulation (:func:`tests.conftest.docker_root`), in a PID namespace of its own, with
+Landlock as the kernel has it and switched off (a seccomp filter of the test's own answers
+ENOSYS to ``landlock_create_ruleset``, as a kernel before 5.13 does). An honest neighbour is
+recorded beside each harm and alone: its recording and its verdicts are the same.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from graders.sandbox import box, uid_walls
+from tests.conftest import (
+    DOCKER_CAPS,
+    LINKED,
+    ODD_METADATA,
+    POINTS,
+    ROOT,
+    STUDENTS,
+    contained,
+    docker_root,
+    grade_catalog_batch,
+    grading_env,
+    require_tools,
+    said_by,
+)
+
+pytestmark = pytest.mark.sandbox
+
+if os.geteuid() != 0:
+    pytest.skip("the uid tier is for a grader running as root", allow_module_level=True)
+
+#: Records argv[1] (a JSON list of submissions) in threads on the reference's scenario, judges
+#: each, and prints what was recorded and what the run's uids left behind.
+_RUNNER = r"""
+import json, os, sys, threading
+from fake_llm import load_scenario
+from graders.judge.verdicts import judge
+from graders.sandbox import box, record, uids
+from graders.sandbox.session import Session
+
+used = []
+_reserve = uids.reserve
+def reserve(*args):
+    held = _reserve(*args)
+    used.append(held.uid)
+    return held
+uids.reserve = reserve
+folders = []
+_stop = Session.stop
+def stop(self):
+    folders.extend(str(f) for f in (self.run_dir, self.tmp_parent) if f is not None)
+    _stop(self)
+Session.stop = stop
+
+if sys.argv[2] == "one-filesystem":  # a machine whose /dev/shm is too small to use
+    from graders.sandbox import uid_tier
+    _temp = uid_tier.roots()[0]
+    uid_tier.roots = lambda: (_temp, _temp)
+scenario = load_scenario("support-tickets")
+jobs = json.loads(sys.argv[1])
+results = [None] * len(jobs)
+def run(i):
+    rec = record(jobs[i], scenario, timeout=60)
+    verdicts, _ = judge(rec, scenario)
+    results[i] = {"ended": rec.ended, "detail": rec.detail, "over_budget": rec.over_budget,
+                  "trace_lost": rec.trace_lost, "protocol": rec.protocol,
+                  "stdout": rec.stdout_tail, "stderr": rec.stderr_tail[-1500:],
+                  "verdicts": [[v.point, v.passed] for v in verdicts],
+                  "messages": [v.message for v in verdicts],
+                  "error": rec.error}
+threads = [threading.Thread(target=run, args=(i,)) for i in range(len(jobs))]
+for t in threads: t.start()
+for t in threads: t.join()
+
+def owner(path):
+    try:
+        return os.stat(path, follow_symlinks=False).st_uid
+    except OSError:
+        return None
+left = []
+for folder in ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue"):
+    try:
+        left += [os.path.join(folder, n) for n in os.listdir(folder)
+                 if owner(os.path.join(folder, n)) in used]
+    except OSError:
+        pass
+for table in ("shm", "msg", "sem"):
+    lines = open(f"/proc/sysvipc/{table}").read().splitlines()
+    head = lines[0].split()
+    for line in lines[1:]:
+        row = dict(zip(head, line.split()))
+        if int(row["uid"]) in used or int(row["cuid"]) in used:
+            left.append(f"{table} {line}")
+left += [f for f in folders if os.path.lexists(f)]
+left += [f"process {p}" for p in os.listdir("/proc") if p.isdigit() and owner(f"/proc/{p}") in used]
+chosen = box.tier()
+print(json.dumps({"tier": chosen.__dict__, "results": results, "left": left}))
+"""
+
+#: Loads a seccomp filter that answers ENOSYS to Landlock's calls (a kernel without Landlock),
+#: then runs the rest of argv.
+_NO_LANDLOCK = r"""
+import errno, os, sys
+import pyseccomp as sc
+f = sc.SyscallFilter(sc.ALLOW)
+for name in ("landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self"):
+    f.add_rule(sc.ERRNO(errno.ENOSYS), name)
+f.load()
+os.execv(sys.argv[1], sys.argv[1:])
+"""
+
+HONEST = (ROOT / "solutions" / "02_two_latent_failures.py").read_text()
+CATALOG = ROOT / "tests" / "fixtures" / "02_two_latent_failures" / "adversarial"
+
+
+def side_by_side(*sources: str, landlock: bool = True, one_filesystem: bool = False,
+                 names: Path | None = None) -> dict:
+    """Record ``sources`` side by side in the uid tier; the grader's command line ``names`` a
+    folder (as the grade command names the course and the submissions)."""
+    require_tools()
+    inner = [sys.executable, "-c", _RUNNER, json.dumps(list(sources)),
+             "one-filesystem" if one_filesystem else "as-is", str(names or ROOT)]
+    caps = DOCKER_CAPS
+    if not landlock:  # as the issue found it: with the capability the grader's message advises
+        inner = [sys.executable, "-c", _NO_LANDLOCK, *inner]
+        caps = (*DOCKER_CAPS, "sys_ptrace")
+    cmd = [*contained(), *docker_root(*inner, caps=caps)]
+    with tempfile.TemporaryDirectory() as home:
+        env = grading_env(Path(home))
+        if not landlock:
+            env[box.WITHOUT_LANDLOCK_ENV] = "1"  # grade --without-landlock
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT,
+                              env=env, start_new_session=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["tier"]["name"] == "uid"
+    assert (found["tier"]["landlock"] >= 2) == landlock, found["tier"]
+    return found
+
+
+def harm(name: str) -> str:
+    return (CATALOG / f"{name}.py").read_text()
+
+
+LANDLOCK = [pytest.param(True, id="landlock"), pytest.param(False, id="no-landlock")]
+
+
+@pytest.fixture(scope="module")
+def alone():
+    return side_by_side(HONEST)["results"][0]
+
+
+def _honest_unharmed(neighbour: dict, alone: dict) -> None:
+    assert neighbour["ended"] == "finished", neighbour
+    assert not neighbour["trace_lost"] and not neighbour["over_budget"], neighbour
+    assert neighbour["verdicts"] == alone["verdicts"]
+    assert all(passed for _, passed in alone["verdicts"]), alone["verdicts"]
+
+
+@pytest.mark.parametrize("landlock", LANDLOCK)
+@pytest.mark.parametrize("filler", ["cheat_fallocate_many_files", "cheat_many_empty_files"])
+def test_a_run_that_fills_the_disk_is_stopped_named_and_harms_no_neighbour(filler, landlock,
+                                                                          alone):
+    found = side_by_side(harm(filler), HONEST, HONEST, landlock=landlock)
+    cheat, *neighbours = found["results"]
+    assert cheat["over_budget"] and cheat["over_budget"].startswith("filled the disk"), cheat
+    assert cheat["verdicts"] and not any(passed for _, passed in cheat["verdicts"])
+    for neighbour in neighbours:
+        _honest_unharmed(neighbour, alone)
+    assert found["left"] == [], found["left"]
+
+
+@pytest.mark.parametrize("landlock", LANDLOCK)
+def test_no_ipc_object_is_made_and_none_outlives_the_run(landlock, alone):
+    found = side_by_side(harm("cheat_sysv_ipc_channel"), HONEST, landlock=landlock)
+    cheat, neighbour = found["results"]
+    assert cheat["stdout"].strip(), cheat
+    said = json.loads(cheat["stdout"].strip().splitlines()[0])
+    assert said == {"shm": "EPERM", "msg": "EPERM", "sem": "EPERM", "mq": "EPERM"}, said
+    _honest_unharmed(neighbour, alone)
+    assert found["left"] == [], found["left"]
+
+
+def test_what_a_uid_made_in_sysv_ipc_is_removed():
+    """The second wall: an object the uid made (here made for it, as root) is removed."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    uid = 63999
+    pid = os.fork()
+    if pid == 0:
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+        os._exit(0 if libc.shmget(0, 4096, 0o1666) >= 0 and libc.msgget(0, 0o1666) >= 0
+                 and libc.semget(0, 1, 0o1666) >= 0 else 1)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    removed = uid_walls.remove_ipc(uid)
+    assert sorted(r.split()[0] for r in removed) == ["msg", "sem", "shm"], removed
+    assert not [r for r in removed if "not removed" in r]
+    for table in ("shm", "msg", "sem"):
+        rows = Path(f"/proc/sysvipc/{table}").read_text().splitlines()[1:]
+        assert not [r for r in rows if r.split()[4 if table != "sem" else 3] == str(uid)]
+
+
+def test_a_temp_file_renamed_from_tmp_over_the_checkpoint_is_judged_alike_in_every_tier():
+    """Where /tmp and the working folder share one filesystem and no Landlock splits them, the
+    rename would succeed on the grading machine; the run is refused it (EXDEV) all the same, as
+    with Landlock, and judged as the real machine would judge it."""
+    runs, tiers = {}, {}
+    for landlock in (True, False):
+        found = side_by_side(harm("fails_all_mkstemp_in_tmp"),
+                             harm("fails_atomic_shutil_move_from_tmp"), landlock=landlock,
+                             one_filesystem=True)
+        runs[landlock], tiers[landlock] = found["results"], found["tier"]
+    assert not tiers[False]["renames_fail"], "the machine itself must let the rename through"
+    for landlock, (renamed, moved) in runs.items():
+        assert renamed["ended"] == "raised", renamed  # os.replace raised EXDEV, as for real
+        assert moved["ended"] == "finished", moved  # shutil.move copied, as it does for real
+        for run in (renamed, moved):
+            assert not all(passed for _, passed in run["verdicts"]), (landlock, run)
+    assert [r["verdicts"] for r in runs[True]] == [r["verdicts"] for r in runs[False]]
+
+
+CANARY = "canary-29-2-gradebook"
+
+
+@pytest.fixture
+def course():
+    """A course folder every user could read, as an instructor might leave it."""
+    folder = Path(tempfile.mkdtemp(prefix="checkpoint-lab-course-", dir="/var/tmp"))
+    os.chmod(folder, 0o755)
+    (folder / "submitted" / "alice").mkdir(parents=True)
+    for path in (folder / "gradebook.db", folder / "submitted" / "alice" / "02.ipynb"):
+        path.write_text(CANARY)
+        os.chmod(path, 0o644)
+    yield folder
+    shutil.rmtree(folder)
+
+
+@pytest.mark.parametrize("landlock", LANDLOCK)
+def test_no_course_file_reaches_a_run_by_plain_permissions(landlock, course, alone):
+    assert uid_walls.close_to_others([course]) == [str(course)]  # what grade does here
+    found = side_by_side(harm("cheat_reads_cmdline_paths"), HONEST, landlock=landlock,
+                         names=course)
+    cheat, neighbour = found["results"]
+    assert CANARY not in json.dumps(cheat), cheat
+    assert cheat["verdicts"] and not any(passed for _, passed in cheat["verdicts"])
+    _honest_unharmed(neighbour, alone)
+
+
+def test_without_landlock_what_a_run_read_outside_its_folders_is_never_passed_on(course):
+    """The course left open to every user, and no Landlock: the cheat does read the gradebook
+    (the trace shows it open it), and its error, which carries those bytes, is not passed on."""
+    found = side_by_side(harm("cheat_reads_cmdline_paths"), landlock=False, names=course)
+    cheat = found["results"][0]
+    assert CANARY not in json.dumps(cheat), cheat
+    assert cheat["ended"] == "raised", cheat
+    assert cheat["error"]["message"].startswith("(not shown: your code opened "), cheat["error"]
+    assert str(course) in cheat["error"]["message"]
+
+
+def test_the_uid_tier_without_landlock_is_refused_unless_asked_for():
+    require_tools()
+    code = ("import sys\nfrom graders.sandbox import box\nprint(box.tier())\n")
+    cmd = [*contained(), *docker_root(sys.executable, "-c", _NO_LANDLOCK, sys.executable,
+                                      "-c", code, caps=(*DOCKER_CAPS, "sys_ptrace"))]
+    with tempfile.TemporaryDirectory() as home:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT,
+                              env=grading_env(Path(home)), start_new_session=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "no Landlock" in done.stdout and "--without-landlock" in done.stdout, done.stdout
+
+
+def test_an_interpreter_under_a_closed_home_is_refused_with_what_to_do(course, monkeypatch):
+    home = course / "root"  # a folder every user may pass through, holding a closed one
+    (home / "pyenv" / "bin").mkdir(parents=True)
+    os.chmod(home, 0o700)
+    monkeypatch.setattr(box, "_python", lambda: str(home / "pyenv" / "bin" / "python3"))
+    monkeypatch.setattr(sys, "base_prefix", str(home / "pyenv"))
+    said = box.interpreter_problem()
+    assert said and f"under {home}," in said and "mode 700" in said, said
+    assert f"chmod o+x {home}" in said and "/usr/local" in said
+    os.chmod(home, 0o711)
+    assert box.interpreter_problem() is None
+
+
+def test_closing_never_closes_what_a_run_needs(course):
+    inner = course / "home"
+    inner.mkdir(mode=0o755)
+    os.chmod(inner, 0o755)
+    closed = uid_walls.close_to_others(["/", "/usr", sys.base_prefix, "/tmp", str(inner)])
+    assert closed == [str(inner)]
+    assert os.stat(inner).st_mode & 0o777 == 0o750
+    assert os.stat("/").st_mode & 0o005 == 0o005
+
+
+def test_outside_reads_are_the_files_opened_beyond_the_runs_folders_and_the_system():
+    def hx(text):
+        return "".join(f"\\x{b:02x}" for b in text.encode())
+
+    def opened(path, flags="O_RDONLY|O_CLOEXEC"):
+        return f'12  openat(AT_FDCWD<{hx("/w")}>, "{hx(path)}", {flags}) = 3<{hx(path)}>'
+
+    trace = "\n".join([opened("/", "O_RDONLY|O_CLOEXEC|O_DIRECTORY"), opened("/w/x"),
+                       opened("/usr/lib/python3/json/__init__.py"), opened("/etc/localtime"),
+                       opened("/var/tmp/c/gradebook.db"), opened("/home/t/.profile")])
+    assert uid_walls.outside_reads(trace, ["/w"]) == ["/home/t/.profile",
+                                                      "/var/tmp/c/gradebook.db"]
+
+
+@pytest.fixture(scope="module")
+def batch_without_landlock(tmp_path_factory):
+    """The whole catalog (the new cheats among honest neighbours) graded in one batch in the uid
+    tier with Landlock switched off, as ``grade --without-landlock`` allows it."""
+    require_tools()
+    wrap = docker_root(sys.executable, "-c", _NO_LANDLOCK, "/usr/bin/env",
+                       f"{box.WITHOUT_LANDLOCK_ENV}=1", caps=(*DOCKER_CAPS, "sys_ptrace"))
+    solutions = ROOT / "solutions"
+    mode = solutions.stat().st_mode
+    try:
+        yield grade_catalog_batch(tmp_path_factory.mktemp("uid-no-landlock"), tuple(wrap))
+    finally:
+        os.chmod(solutions, mode)  # grade closed it to other users; other tests read it as such
+
+
+#: Students graded wrong without Landlock, and why: what ``--without-landlock`` gives up (a
+#: file every user may read that the grader did not close); one graded right fails the test.
+WITHOUT_LANDLOCK_WRONG = {
+    "cheat_reads_reference": "it finds /work/main/solutions, another checkout on this machine "
+                             "that every user may read (the grading checkout's is closed)",
+}
+
+
+@pytest.mark.timeout(1800)
+def test_without_landlock_the_batch_gives_every_student_the_bubblewrap_score(
+        batch_without_landlock):
+    batch = batch_without_landlock
+    assert "no Landlock" in batch["stdout"], said_by(batch)
+    assert batch["autograde_failed"] <= ODD_METADATA, said_by(batch)
+    wrong = {}
+    for student, (_, _, expected) in STUDENTS.items():
+        scores = batch["scores"].get(student, {})
+        want = {c: POINTS[c] if passed else 0 for c, passed in expected.items()}
+        got = {c: scores.get(c, 0 if student in LINKED else None) for c in expected}
+        if got != want:
+            wrong[student] = (got, want)
+    unexplained = {s: w for s, w in wrong.items() if s not in WITHOUT_LANDLOCK_WRONG}
+    assert not unexplained, f"gradebook differs from the bubblewrap tier's scores: {unexplained}"
+    right_now = {s for s in WITHOUT_LANDLOCK_WRONG if s not in wrong
+                 and Path("/work/main/solutions").exists()}
+    assert not right_now, f"graded right now: remove {sorted(right_now)} from the list"
+    assert not batch["left_alive"], "\n".join(batch["left_alive"][:40])
+    written = {label: paths for label, paths in batch["written"].items() if paths}
+    assert not written, f"changed by the batch: {written}"
+    assert not batch["droppings"], batch["droppings"]
