@@ -7,10 +7,10 @@ cleans the markdown *source*, where a markdown link is not HTML yet, and nbgrade
 ignore nbconvert's ``sanitize_html``; so :class:`SafeMarkdown` renders each markdown cell with
 nbconvert's own renderer first, then cleans the HTML with bleach (the library nbconvert
 sanitizes with): an allowlist of tags, no event attributes or ``style``, links to http(s) and
-mailto only, images from embedded image data only: a remote ``src`` (a tracking pixel for whoever
-opens the feedback) is dropped, and ``srcset`` and ``style`` are never kept. The result goes back into the cell as
-one ``<div>`` block, which the template's markdown renderer passes through unchanged. Raw cells
-are cleaned the same way.
+mailto only, images from embedded image data only (a remote ``src``, a tracking pixel for
+whoever opens the feedback, is dropped; ``srcset`` and ``style`` are never kept). The result goes
+back into the cell as one ``<div>`` block, which the template's markdown renderer passes through
+unchanged. Raw cells are cleaned the same way.
 
 The course's ``nbgrader_config.py`` names it for ``HTMLExporter``, the exporter of both
 ``generate_feedback`` and formgrader (`graders.nbgrader_plumbing.settings`).

@@ -98,7 +98,7 @@ def config_lines() -> str:
         ")",
         "",
         "c.HTMLExporter.extra_template_basedirs = _template_basedirs()",
-        "# nbgrader builds a new student's submission without SQLAlchemy's autoflush (no SAWarning).",
+        "# nbgrader builds each new submission with SQLAlchemy's autoflush off (no SAWarning).",
         "_no_autoflush()",
         "",
     ])
