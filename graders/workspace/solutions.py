@@ -33,6 +33,10 @@ __all__ = ["Copied", "add_arguments", "copy_solutions", "not_passing", "run", "s
 
 #: The exercises' levels; each has ``solutions/NN_<exercise>.py`` and its written answers.
 LEVELS = (1, 2, 3, 4)
+#: Why there is nothing to copy where the course is an installed package, not a checkout.
+NOT_INSTALLED = ("the solutions are not part of this installation: the course was installed as a "
+                 "package (a hub, or a class's image), which carries no solutions/ folder, and "
+                 "your instructor hands them out")
 
 
 @dataclass
@@ -52,9 +56,12 @@ class Copied:
 def solution_files(level: int | None = None) -> list[Path]:
     """The course's solution files (``NN_<exercise>.*``, named as the exercise), of one level or
     of every level."""
-    from graders.workspace.notebooks import course_root
+    from graders.workspace.notebooks import WorkspaceError, course_root
 
-    folder = course_root() / "solutions"
+    try:
+        folder = course_root() / "solutions"
+    except WorkspaceError as err:  # installed as a package (a hub, a course image): no checkout
+        raise FileNotFoundError(NOT_INSTALLED) from err
     prefixes = (f"{level:02d}_",) if level else tuple(f"{n:02d}_" for n in LEVELS)
     if not folder.is_dir():
         raise FileNotFoundError(
@@ -285,14 +292,14 @@ def run(args: argparse.Namespace) -> int:
     from graders.workspace.notebooks import WorkspaceError
     from graders.workspace.student_files import workspace_path
 
+    try:
+        solution_files(args.level)  # first: on a hub there are none, whatever the workspace
+    except FileNotFoundError as err:
+        raise UsageError(str(err)) from None
     ws = workspace_path(args.workspace)
     if not ws.is_dir():
         raise UsageError(f"there is no workspace {ws}; open the course once with `python3 "
                          "course.py lab` (it makes it), or give --workspace DIR")
-    try:
-        solution_files(args.level)
-    except FileNotFoundError as err:
-        raise UsageError(str(err)) from None
     if not _confirmed(args, ws):
         return 1
     try:
