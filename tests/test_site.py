@@ -113,6 +113,10 @@ def test_the_site_serves_pyodide_and_every_wheel_itself(site):
         assert needed in lock["packages"], needed
 
 
+def test_the_site_answers_the_browsers_favicon_request(site):
+    assert (site / "favicon.ico").read_bytes()[:4] == b"\x00\x00\x01\x00"  # an ICO file
+
+
 def test_the_site_names_no_host_but_its_own(site):
     texts = [site / "jupyter-lite.json", site / "static" / "pyodide" / "pyodide-lock.json"]
     for path in texts:
