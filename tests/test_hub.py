@@ -144,7 +144,8 @@ def _instructor_script(home: Path, port: int, hub_port: int, api_port: int, stat
         c.JupyterHub.spawner_class = "localprocess"
         c.Spawner.cmd = ["{ENV}/bin/jupyterhub-singleuser"]
         c.Spawner.default_url = "/lab"
-        c.Spawner.environment = {{"PATH": "{ENV}/bin:/usr/bin:/bin"}}
+        c.Spawner.environment = {{"PATH": "{ENV}/bin:/usr/bin:/bin",
+                                 "LD_LIBRARY_PATH": "{CACHE}/python/lib"}}
         c.Spawner.start_timeout = 120
         c.Spawner.http_timeout = 120
         c.JupyterHub.db_url = "sqlite:///{state}/jupyterhub.sqlite"
@@ -226,7 +227,7 @@ def test_the_guides_instructor_commands_ran_as_written_and_homes_are_private(hub
 
 
 def _login(browser, hub, student: str):
-    from tests.browser import TIMEOUT_MS
+    from tests.browser import TIMEOUT_MS, shot
 
     page = browser.new_page()
     page.set_default_timeout(TIMEOUT_MS)
@@ -234,8 +235,16 @@ def _login(browser, hub, student: str):
     page.fill("input[name=username]", student)
     page.fill("input[name=password]", PASSWORD)
     page.click("input[type=submit], button[type=submit]")
-    page.wait_for_url(re.compile(rf".*/user/{student}/lab.*"), timeout=180_000)
-    page.locator(".jp-LauncherCard, .jp-DirListing").first.wait_for()
+    page.wait_for_url(re.compile(r".*/(hub/spawn-pending|user)/.*"))
+    deadline = time.monotonic() + 240  # the first start takes seconds to a minute or two
+    while "/user/" not in page.url or "/lab" not in page.url:
+        if time.monotonic() > deadline:
+            shot(page, f"39-hub-{student}-not-started")
+            pytest.fail(f"{student}'s server did not start: {page.url}\n"
+                        + hub["log"].read_text(errors="replace")[-3000:])
+        time.sleep(5)
+        page.goto(f"{hub['url']}/user/{student}/lab")
+    page.locator(".jp-DirListing").first.wait_for()
     return page
 
 
