@@ -2,7 +2,9 @@
 """Checkpoint Lab's front door: needs only Python 3.11+ and the standard library.
 
     python3 course.py lab     open the course in JupyterLab
-    python3 course.py test    run the whole test suite (extra arguments go to pytest)
+    python3 course.py test    run the whole test suite (extra arguments go to pytest; --fast:
+                              only the tests that need no sandbox, nbgrader, Jupyter server,
+                              browser or new environment; --slow: the others)
     python3 course.py pin     run the tests, then write the versions they passed with to
                               constraints.txt (--upgrade: first take the newest versions
                               pyproject.toml allows)
@@ -16,7 +18,9 @@ those (``pip install -c``), so an install next year gets what worked this year.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 import subprocess
 import sys
 import venv
@@ -33,6 +37,7 @@ USAGE = """usage: python3 course.py {lab,test,pin} [args...]
 
   lab    open the course in JupyterLab (your own copies of the notebooks, in ./workspace)
   test   run the whole test suite; any further arguments are passed to pytest
+         (--fast: the tests that start no sandbox, nbgrader, Jupyter or browser; --slow: the rest)
   pin    for maintainers: run the tests (further arguments go to pytest), and if they pass
          write the exact versions installed to constraints.txt; `pin --upgrade` first
          upgrades every package to the newest version pyproject.toml allows
@@ -42,6 +47,23 @@ CONSTRAINTS_HEADER = """\
 # The exact versions the tests passed with, installed by course.py (pip install -c) and by
 # environment.yml. Refresh: python3 course.py pin --upgrade (see README, "For maintainers").
 """
+
+
+def minutes_and_seconds(seconds: float) -> str:
+    """``81`` -> "1 min 21 s", ``45`` -> "45 s": how the docs write a duration."""
+    whole = round(seconds)
+    return f"{whole // 60} min {whole % 60} s" if whole >= 60 else f"{whole} s"
+
+
+def first_start() -> str:
+    """How long the first start took where it was measured (docs/first_start.json)."""
+    try:
+        measured = json.loads((ROOT / "docs" / "first_start.json").read_text(encoding="utf-8"))
+        took = minutes_and_seconds(measured["seconds_until_starting_jupyterlab"])
+        cores = measured["machine"]["cores"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return "a few minutes the first time"
+    return f"the first time took {took} on a {cores}-core machine; later starts take seconds"
 
 
 def _wanted_stamp() -> str:
@@ -55,12 +77,53 @@ def _pip() -> list[str]:
     return [str(PYTHON), "-m", "pip", "install", "--disable-pip-version-check", "-q"]
 
 
+def _python() -> str:
+    return f"Python {sys.version.split()[0]}"
+
+
+def _why_pip_failed(output: str) -> str:
+    """One line from pip's output that names the package it could not install, and why."""
+    found = re.search(r"Could not find a version that satisfies the requirement (\S+)", output)
+    if found:
+        name = found.group(1)
+        pinned = name.partition("==")[2]
+        # pip lists the releases it skipped: "... 4.1.3 Requires-Python >=3.11.5; 4.1.4 ..."
+        needs = pinned and re.search(rf"(?<![\w.]){re.escape(pinned)} Requires-Python ([^;\s]+)",
+                                     output)
+        if needs:
+            return (f"{name} needs Python {needs.group(1)}, and this is "
+                    f"{_python()}")
+        return f"no release of {name} is there for {_python()} (or pip cannot reach the index)"
+    lines = [line.strip() for line in output.splitlines() if line.strip().startswith("ERROR:")]
+    return lines[0].removeprefix("ERROR:").strip() if lines else ""
+
+
+def _run_pip(args: list[str], what: str) -> None:
+    """Run pip; on failure exit with one line that says what failed, for which Python."""
+    out = subprocess.run([*_pip(), *args], cwd=ROOT, capture_output=True, text=True)
+    if out.returncode == 0:
+        return
+    why = _why_pip_failed(out.stdout + out.stderr)
+    if not why:  # nothing we can read: show pip's own words
+        sys.stderr.write(out.stdout + out.stderr)
+    sys.exit(f"course.py: pip could not install {what} on {_python()} (exit {out.returncode})"
+             + (f": {why}. " if why else "; see pip's messages above. ")
+             + "Nothing was changed in your files; fix that, then run the same command again.")
+
+
 def _install(extra: list[str]) -> None:
-    try:
-        subprocess.run([*_pip(), *extra, "-e", f"{ROOT}[test]"], check=True, cwd=ROOT)
-    except subprocess.CalledProcessError as err:
-        sys.exit(f"pip could not install the course's packages (exit {err.returncode}); "
-                 "see its messages above, fix the cause, then run the same command again.")
+    if "-c" in extra:
+        # The pins alone first, each exactly and without its dependencies: pip has nothing to
+        # resolve, so a pin this Python cannot install fails in seconds and by name, instead of
+        # after minutes of backtracking ("resolution-too-deep").
+        _run_pip(["--no-deps", "-r", str(CONSTRAINTS)], "the pinned versions in constraints.txt")
+    _run_pip([*extra, "-e", f"{ROOT}[test]"], "the course's packages")
+    doctor = ROOT / "graders" / "cli" / "doctor.py"
+    if doctor.exists():
+        # An editable install copies none of the course's Jupyter settings into .venv: the
+        # course writes them itself, so a plain `jupyter lab` here is the course's too.
+        subprocess.run([str(PYTHON), "-m", "graders.cli", "doctor", "--repair", "--quiet"],
+                       cwd=ROOT, check=False)
 
 
 def ensure_venv() -> None:
@@ -73,8 +136,7 @@ def ensure_venv() -> None:
     wanted = _wanted_stamp()
     if STAMP.exists() and STAMP.read_text().strip() == wanted:
         return
-    print("Installing the course's packages into .venv (about a minute the first time) ...",
-          flush=True)
+    print(f"Installing the course's packages into .venv ({first_start()}) ...", flush=True)
     _install(["-c", str(CONSTRAINTS)] if CONSTRAINTS.exists() else [])
     STAMP.write_text(wanted + "\n")
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["REQUIRED", "describe_error", "missing", "missing_in_cells", "syntax_error",
+           "cell_unreadable", "not_defined_in_cell",
            "exit_while_loading", "raised_while_loading", "hung_while_loading",
            "died_while_loading", "runner_message"]
 
@@ -51,12 +52,28 @@ def missing(names: list[str]) -> str:
     return f"{_names(names)} {verb} not defined at the top level of your code: {_CALLED}"
 
 
-def missing_in_cells(names: list[str]) -> str:
-    """``names`` (of :data:`REQUIRED`) are defined in none of an exercise's answer cells."""
+def missing_in_cells(names: list[str], wanted: list[str]) -> str:
+    """``names`` (of ``wanted``, the names an exercise's answer cells define) are defined in none
+    of its answer cells."""
     verb = "is" if len(names) == 1 else "are"
     return (f"{_names(names, '')} {verb} not defined at the top level of your answer cells. Keep "
-            "the names save_checkpoint and run_agent, each defined with def at the top of its "
-            "cell")
+            f"the names {_names(wanted, '')}, each defined with def at the top of its cell")
+
+
+def not_defined_in_cell(where: str, name: str) -> str:
+    """The answer cell ``where`` (its words: "the answer cell l2_...") does not define ``name``."""
+    return f"{where} does not define {name} at its top level; keep the name and define it with def"
+
+
+def cell_unreadable(where: str, why: str, line: int | None = None, code: str = "",
+                    ipython: bool = False) -> str:
+    """Python cannot compile the cell ``where``: ``why`` (at ``line``: ``code``); ``ipython``
+    when the line is an IPython command, which grading cannot run."""
+    at = f" at line {line}" if line is not None else ""
+    shown = f": {code}" if code else ""
+    hint = (" (IPython commands such as %time or !ls cannot run when your work is graded)"
+            if ipython else "")
+    return f"Python could not read {where}: {why}{at}{shown}{hint}. Fix the cell so that it runs"
 
 
 def syntax_error(message: str, line: int | None = None, code: str | None = None,

@@ -10,7 +10,9 @@ use, so a notebook's import cell loads only what it uses.
 
 - an exercise: :func:`run_check` (one visible check), :func:`self_check` (the table of all of
   them), :class:`Hints` (the opt-in hints), :func:`scratch_folder` and :func:`working_in` (where
-  ``try_it()`` runs), :func:`lock_answer`, :func:`compare_saves` and :func:`show_saves`;
+  ``try_it()`` runs), :func:`lock_answer`, :func:`compare_saves`, :func:`show_saves`, and the
+  given code :func:`given_loop` and :func:`given_save` (Levels 3 and 4: the grader's own, not
+  in the notebook, since they are Level 2's answer);
 - crash runs and resume: :class:`Submission`, :class:`Harness` (the forking harness),
   :func:`crash_points`, :func:`run_point`, :func:`run_matrix`, :func:`dry_run`,
   :class:`HarnessError`, :func:`resume`;
@@ -33,6 +35,8 @@ _WHERE = {
     "lock_answer": "graders.teaching.predict",
     "compare_saves": "graders.teaching.power_cut",
     "show_saves": "graders.teaching.power_cut",
+    "given_loop": "graders.loop.lesson_loop",
+    "given_save": "graders.loop.lesson_loop",
     # crash runs and resume
     "Submission": "graders.submission",
     "Harness": "graders.grading.forked",
@@ -90,6 +94,12 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
+#: The day the earlier paths (``graders.harness``, ``graders.hints``, ``graders.resume``,
+#: ``graders.selfcheck``, ``from graders import ...``) go: notebooks saved before then have had a
+#: release's warning to move; ``tests/test_architecture.py`` fails once the day has passed.
+EARLIER_PATHS_UNTIL = "2027-09-01"
+
+
 def warned_alias(old: str, names: tuple[str, ...], stacklevel: int = 2):
     """The ``__getattr__`` of module ``old``, an earlier path of ``names``: each is this
     module's, with a ``DeprecationWarning`` that names the path to use instead (said of the
@@ -99,7 +109,8 @@ def warned_alias(old: str, names: tuple[str, ...], stacklevel: int = 2):
         if name not in names:
             raise AttributeError(f"module {old!r} has no attribute {name!r}")
         warnings.warn(f"{old}.{name} has moved: import it from graders.notebook "
-                      f"(from graders.notebook import {name})", DeprecationWarning,
+                      f"(from graders.notebook import {name}); the earlier path goes on "
+                      f"{EARLIER_PATHS_UNTIL}", DeprecationWarning,
                       stacklevel=stacklevel)
         return __getattr__(name)
 

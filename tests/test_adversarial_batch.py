@@ -200,7 +200,7 @@ def test_gradebook_unchanged_after_the_batch(batch):
     changed = {s: (batch["scores"].get(s), batch["scores_later"].get(s))
                for s in set(batch["scores"]) | set(batch["scores_later"])
                if batch["scores"].get(s) != batch["scores_later"].get(s)}
-    assert not changed, f"scores changed in the 4 s after the batch ended: {changed}"
+    assert not changed, f"scores changed after the batch ended: {changed}"
 
 
 @pytest.mark.timeout(1800)

@@ -4,6 +4,7 @@ message is a line of the cell the student wrote (issue 20 item 3, issue 16 items
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -35,6 +36,7 @@ def _reference(notebook: str) -> str:
     return (ROOT / "solutions" / f"{notebook}.py").read_text()
 
 
+@pytest.mark.sandbox
 def test_cells_are_a_dict_and_the_program_has_no_marker_lines():
     nb = _notebook(_cell("l2_run_agent", "def run_agent(*a):\n    pass\n"),
                    _cell("other", "print('not mine')"),
@@ -138,3 +140,27 @@ def test_a_part_is_what_the_runner_gets_in_order():
     assert Submission.from_source("x = (\n").problem().startswith("Your code has a syntax error")
     broken = Submission.from_parts([Part("the answer cell c", "x = 1\n"), Part("loop", "y = (\n")])
     assert "at line 1 of loop" in broken.problem()
+
+
+def test_load_errors_is_the_only_author_of_what_a_student_reads_when_code_cannot_load():
+    """Every wording in ``graders/load_errors.py`` is used, and no other module of the grader
+    writes a load failure's words itself."""
+    import ast
+    import re
+
+    from graders import load_errors
+
+    root = Path(__file__).resolve().parents[1]
+    sources = {p: p.read_text(encoding="utf-8") for p in (root / "graders").rglob("*.py")
+               if p.name != "load_errors.py"}
+    unused = [name for name in load_errors.__all__
+              if not any(re.search(rf"\b{name}\b", s) for s in sources.values())]
+    assert unused == []
+    authored = []
+    for path, source in sources.items():
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.search(
+                    r"could not read (the answer cell|your code|\{)|not defined at the top level of"
+                    r"|Fix the cell so that it runs", node.value):
+                authored.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert authored == []

@@ -203,3 +203,44 @@ def test_what_earlier_notebooks_and_written_configs_import_still_works(module, n
         assert found is getattr(api, name)
         assert [w.category for w in caught] == [DeprecationWarning], caught
         assert f"from graders.notebook import {name}" in str(caught[0].message)
+        assert api.EARLIER_PATHS_UNTIL in str(caught[0].message)
+
+
+def test_the_earlier_paths_go_on_the_day_their_warning_names():
+    """The four seven-line modules of earlier paths are kept only until the day their warning
+    gives: after it, this fails until they are removed (with this test)."""
+    import datetime
+
+    from graders.notebook import EARLIER_PATHS_UNTIL
+
+    assert datetime.date.today().isoformat() < EARLIER_PATHS_UNTIL, (
+        "remove graders/harness.py, hints.py, resume.py, selfcheck.py and graders.__getattr__")
+
+
+def _package_of(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) > 2 or (ROOT / Path(*parts)).is_dir() else parts[0]
+
+
+def test_no_module_imports_a_private_name_from_another_package():
+    """A name with a leading underscore is its package's own; another package asks for a public
+    one (``graders.teaching`` once took ``judge.power._power_point``)."""
+    found = []
+    for name, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level \
+                    and node.module.split(".")[0] in PACKAGES \
+                    and _package_of(node.module) != _package_of(name):
+                found += [f"{name} imports {node.module}.{alias.name}" for alias in node.names
+                          if alias.name.startswith("_") and not alias.name.startswith("__")]
+    assert found == []
+
+
+def test_nothing_below_the_command_line_imports_it():
+    """The front ends sit on top: no package of the grader imports ``graders.cli`` (the
+    ``solutions`` verb once lived in ``workspace`` and took the CLI's check back up)."""
+    graph = _graph()
+    upward = sorted(f"{name} -> {target}" for name, targets in graph.items()
+                    if not name.startswith("graders.cli") for target in targets
+                    if target.startswith("graders.cli"))
+    assert upward == []

@@ -72,10 +72,10 @@ def test_validate_on_the_released_notebook_says_what_each_check_says(page, lab):
     # Both visible checks, each as its check cell says it: not passed, the points, and why.
     said = " ".join(text.split())
     assert len(re.findall(r"\w: not passed \(0/3 points\)", said)) == 2, said
-    # ... and what each found is held back until part 1 is written and locked in (the diagnosis
-    # is the student's to make first), with how many crash points failed
-    assert said.count("held back until you have written part 1") == 2, said
-    assert "crash points failed" in said, said
+    # ... and what each found is held back until part 1 is written in the saved notebook (the
+    # diagnosis is the student's to make first): it ran, it did not pass, nothing of the judge's
+    assert said.count("Its findings appear once your written answer") == 2, said
+    assert "torn" not in said.lower() and "crash point" not in said, said
     assert "You did not provide a response." in said  # the empty written answer, as nbgrader says
     # ... named by its question, not by its placeholder text
     assert "YOUR ANSWER HERE" not in said, said

@@ -29,7 +29,7 @@ from tests.browser import (
 )
 
 # building the environment takes a minute or more on a loaded machine (pytest-timeout counts it)
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.browser, pytest.mark.install, pytest.mark.timeout(900)]
 
 LESSON = "lessons/02_two_save_points.ipynb"
 EXERCISE = "exercises/02_two_latent_failures.ipynb"
@@ -41,6 +41,21 @@ def _tab(browser):
     return tab
 
 
+#: JupyterLab's announcements plugin decides whether to ask its news question once the app is
+#: restored, its settings are loaded and this config section has answered (announcements.ts).
+NEWS_CONFIG = "/api/config/jupyterlabapputilsextensionannouncements"
+
+
+def _news_question_decided(tab, answered: list[str]) -> None:
+    """Wait until JupyterLab has had its chance to ask the news question, and has drawn it."""
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    while not any(NEWS_CONFIG in url for url in answered):
+        assert time.monotonic() < deadline, f"JupyterLab never read {NEWS_CONFIG}: {answered}"
+        tab.wait_for_timeout(100)  # lets Playwright deliver the tab's events
+    tab.evaluate("() => new Promise(done => requestAnimationFrame(() => "
+                 "requestAnimationFrame(done)))")
+
+
 def test_a_plain_jupyter_lab_asks_no_news_question_and_a_reopened_lesson_says_run_this_cell(
         browser, plain_lab):
     settings = plain_lab.api("GET",
@@ -50,11 +65,13 @@ def test_a_plain_jupyter_lab_asks_no_news_question_and_a_reopened_lesson_says_ru
     assert settings["schema"]["properties"]["checkForUpdates"]["default"] is False
     assert "fetchNews" not in settings["settings"]
     tab = _tab(browser)
+    answered = []
+    tab.on("response", lambda response: answered.append(response.url))
     try:
         open_notebook(tab, plain_lab, LESSON)
         run_all(tab)
         visible(tab, ".cl-timeline").first.wait_for()
-        time.sleep(3)  # JupyterLab asks its news question a moment after it starts
+        _news_question_decided(tab, answered)
         shot(tab, "30-plain-lab-lesson-2")
         assert tab.get_by_text("Jupyter news").count() == 0
         assert tab.locator(".Toastify__toast").count() == 0

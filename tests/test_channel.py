@@ -9,7 +9,7 @@ import json
 from graders.judge.call_markers import number_markers
 from graders.judge.recording import Call, Recording
 from graders.judge.trace import parse_trace
-from graders.sandbox.framing import FrameReader
+from graders.recording.framing import FrameReader
 from tests.traces import hx
 
 

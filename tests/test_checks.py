@@ -144,6 +144,7 @@ def test_an_exercise_registers_once_and_its_checks_must_be_its_own():
 
 # -- what the results say ------------------------------------------------------------------------
 
+@pytest.mark.sandbox
 def test_the_starter_runs_as_it_is_and_fails_only_under_a_crash(starter2):
     for check_id, result in starter2.items():
         no_crash = [v for v in result.verdicts if v.point == "no_crash"]
@@ -151,6 +152,7 @@ def test_the_starter_runs_as_it_is_and_fails_only_under_a_crash(starter2):
         assert "with no crash at all" not in result.message
 
 
+@pytest.mark.sandbox
 def test_reference_passes_say_what_was_done(reference2):
     message = reference2["l2_atomic_save"].message
     assert "support-tickets" in message and "crash point" in message
@@ -161,6 +163,7 @@ def test_reference_passes_say_what_was_done(reference2):
                                                  "killed_during_model_call"}
 
 
+@pytest.mark.sandbox
 def test_a_fix_of_only_the_write_earns_the_atomic_save_on_its_own():
     results = grade_submission((SUBMISSIONS / "fails_save_point_a_not_saved.py").read_text(),
                                L2, include_hidden=False)
@@ -171,6 +174,7 @@ def test_a_fix_of_only_the_write_earns_the_atomic_save_on_its_own():
     assert not any(counts_against("l2_atomic_save", v) for v in torn)
 
 
+@pytest.mark.sandbox
 def test_in_place_write_is_told_its_write_is_torn():
     results = grade_submission((SUBMISSIONS / "fails_atomic_in_place_write.py").read_text(), L2,
                                include_hidden=False)
@@ -233,6 +237,7 @@ PATCHES = {
 }
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("cheat", PATCHES.values(), ids=PATCHES.keys())
 def test_a_reference_that_patches_things_keeps_full_marks(cheat):
     """The grader lives outside the submission's process: the reference with the patches
@@ -252,6 +257,7 @@ def _attempted(cheat: str) -> str:
     return f"\ntry:\n{body}except ImportError:\n    pass\n"
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("name", sorted(CHEATS))
 def test_a_submission_that_patches_things_earns_what_its_code_earns(name):
     """The cheat runs (it never stops the code loading): the reference keeps full marks, and the
@@ -281,6 +287,7 @@ def test_the_problems_each_level2_check_tolerates_are_the_judge_s_own():
     'MISSING_FIELDS = ["pendingToolUse", "tokensUsed", "turns", "task", "version"]',
     'MISSING_FIELDS = set("version task turns tokensUsed pendingToolUse".split())',
 ], ids=["set", "list", "computed"])
+@pytest.mark.sandbox
 def test_the_five_missing_fields_pass(answer):
     result = level1(answer)["l1_missing_fields"]
     assert result.passed and result.points_earned == 2, result.message
@@ -309,6 +316,7 @@ def test_the_five_missing_fields_pass(answer):
      ["No module named 'graders'"]),
 ], ids=["four", "messages", "misspelt", "unknown", "string", "empty", "numbers", "undefined",
         "raises", "syntax", "os_exit", "imports_the_grader"])
+@pytest.mark.sandbox
 def test_wrong_missing_fields_fail_saying_why(answer, expected):
     """An answer cell runs in the sandbox, where the grader's own package is not."""
     result = level1(answer)["l1_missing_fields"]
@@ -317,12 +325,14 @@ def test_wrong_missing_fields_fail_saying_why(answer, expected):
         assert text in result.message, result.message
 
 
+@pytest.mark.sandbox
 def test_a_missing_fields_cell_that_hangs_fails_in_time():
     result = level1("while True:\n    pass", timeout=1)["l1_missing_fields"]
     assert not result.passed
     assert "still running after 1 s" in result.message
 
 
+@pytest.mark.sandbox
 def test_the_missing_fields_decision_is_not_the_cell_s_own_output():
     # The cell prints what a passing verdict would look like; the parent reads only the value.
     cell = 'print(\'{"defined": true, "items": []}\')\nprint("PASS")\nMISSING_FIELDS = {"task"}'
@@ -332,6 +342,7 @@ def test_the_missing_fields_decision_is_not_the_cell_s_own_output():
 
 # -- Level 1: a save with all six fields ---------------------------------------------------------
 
+@pytest.mark.sandbox
 def test_the_level1_starter_save_names_what_is_lacking():
     bad = level1(save=_function(STARTER1, "save_checkpoint"))["l1_saves_all_six"]
     assert not bad.passed
@@ -347,18 +358,21 @@ def test_the_level1_starter_save_names_what_is_lacking():
     ("fails_fixed_values.py", ["tokensUsed is 0, the loop held"]),
     ("fails_wrong_file.py", ["there was no checkpoint.json"]),
 ], ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.sandbox
 def test_a_wrong_level1_save_is_told_what_is_wrong(name, expected):
     result = level1(save=(L1_FIXTURES / name).read_text())["l1_saves_all_six"]
     for text in expected:
         assert text in result.message, result.message
 
 
+@pytest.mark.sandbox
 def test_level1_save_that_hangs_is_stopped():
     save = "def save_checkpoint(state):\n    while True:\n        pass\n"
     result = level1(save=save, timeout=1)["l1_saves_all_six"]
     assert not result.passed and "still running after 1 s" in result.message
 
 
+@pytest.mark.sandbox
 def test_level1_save_that_raises_or_is_missing():
     result = level1(save="def save_checkpoint(state):\n    raise OSError('disk full')\n")
     message = result["l1_saves_all_six"].message
@@ -390,6 +404,7 @@ STARTER_AGENT = _function(STARTER2, "run_agent")
     (STARTER_SAVE + "\n%time x = 1\n", STARTER_AGENT, ["IPython commands"]),
 ], ids=["syntax", "renamed", "deleted_cell", "os_exit", "hang_top", "raises_top", "hang_loop",
         "magic"])
+@pytest.mark.sandbox
 def test_a_broken_submission_fails_every_check_saying_why(save, agent, expected):
     results = level2(save, agent, include_hidden=True, timeout=3)  # 1 s was tight under load
     assert set(results) == ALL_L2
@@ -399,6 +414,7 @@ def test_a_broken_submission_fails_every_check_saying_why(save, agent, expected)
             assert text in result.message, result.message
 
 
+@pytest.mark.sandbox
 def test_an_error_names_the_line_of_its_own_answer_cell():
     agent = STARTER_AGENT.replace("result = execute_tool", "result = 1 / 0 or execute_tool")
     line = agent.splitlines().index(next(x for x in agent.splitlines() if "1 / 0" in x)) + 1
@@ -439,6 +455,7 @@ def test_a_notebook_file_that_is_not_a_notebook(tmp_path):
         submission_from_notebook(path, L2)
 
 
+@pytest.mark.sandbox
 def test_check_results_round_trip_through_json(reference2, starter2):
     for result in [*reference2.values(), *starter2.values()]:
         again = CheckResult.from_dict(json.loads(json.dumps(result.to_dict())))
@@ -453,6 +470,7 @@ def _namespace(path: Path) -> dict:
     return namespace
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("check_id", [c.id for c in CHECKS.values() if not c.hidden])
 def test_evaluate_check_on_live_functions_agrees_with_grading(check_id, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -64,6 +64,7 @@ def with_reference(name: str, path: Path, tmp_path: Path) -> Path:
     return out
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_the_released_notebook_fails_its_self_check(name, tmp_path):
     result = check(released(name, tmp_path))
@@ -76,6 +77,7 @@ def test_the_released_notebook_fails_its_self_check(name, tmp_path):
     assert "Traceback" not in result.stdout + result.stderr
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_the_notebook_with_the_reference_answers_passes(name, tmp_path):
     path = with_reference(name, released(name, tmp_path), tmp_path)
@@ -90,6 +92,7 @@ WRITTEN = {"01_incomplete_checkpoint": "l1_where_resume_falls_over",
            "04_parallel_tool_calls": "l4_why_keep_results"}
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_passing_checks_still_say_the_written_answer_is_empty(name, tmp_path):
     path = with_reference(name, released(name, tmp_path), tmp_path)
@@ -116,6 +119,7 @@ def _workspace_with(tmp_path: Path, name: str, notebook: Path) -> Path:
     return workspace
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("argument", ["02_two_latent_failures.ipynb", "02_two_latent_failures"])
 def test_a_bare_name_from_the_course_folder_checks_the_students_own_copy(argument, tmp_path):
     name = "02_two_latent_failures"
@@ -149,6 +153,7 @@ def test_a_missing_path_suggests_the_students_copy(tmp_path):
     assert f"{ROOT / 'exercises'}/" not in result.stderr
 
 
+@pytest.mark.sandbox
 def test_checking_the_course_release_says_it_is_not_the_students_work(tmp_path):
     name = "02_two_latent_failures"
     workspace = _workspace_with(tmp_path, name, released(name, tmp_path))
@@ -158,6 +163,7 @@ def test_checking_the_course_release_says_it_is_not_the_students_work(tmp_path):
     assert f"checkpoint-lab check {name}" in result.stderr
 
 
+@pytest.mark.sandbox
 def test_answer_cells_count_wherever_they_are_in_the_notebook(tmp_path):
     name = "02_two_latent_failures"
     path = with_reference(name, released(name, tmp_path), tmp_path)
@@ -167,6 +173,7 @@ def test_answer_cells_count_wherever_they_are_in_the_notebook(tmp_path):
     assert check(path).returncode == 0
 
 
+@pytest.mark.sandbox
 def test_a_fix_of_one_failure_still_exits_1_and_says_which(tmp_path):
     name = "02_two_latent_failures"
     path = with_reference(name, released(name, tmp_path), tmp_path)

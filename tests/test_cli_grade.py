@@ -152,14 +152,21 @@ def test_the_table_shows_the_whole_reason_wrapped_and_marks_what_was_not_submitt
     assert "02_two_latent_failures" not in row["notes"]
 
 
+def _record(check_id: str, message: str, cause: str):
+    from graders.checks.record import CheckRecord
+
+    return CheckRecord(check_id=check_id, notebook="02", title=check_id, hidden=False, points=3,
+                       score=0, status="failed", message=message, summary="", cause=cause)
+
+
 def test_format_student_wraps_every_line_to_the_width():
     from graders.nbgrader_plumbing.gradebook import StudentResult, TestScore
     from graders.nbgrader_plumbing.score_report import format_student
 
     reason = "Killed halfway through save 1: checkpoint.json held 936 of its 1,873 bytes. " * 4
-    record = {"status": "failed", "message": reason.strip(), "cause": "in_place_write"}
+    record = _record("l2_atomic_save", reason.strip(), "in_place_write")
     result = StudentResult("ann", [TestScore("02", "l2_atomic_save", 0, 3, record),
-                                   TestScore("01", "l1_saves_all_six", 0, 3, {},
+                                   TestScore("01", "l1_saves_all_six", 0, 3, None,
                                              submitted=False)], ["a note " * 20])
     text = format_student(result, width=70)
     assert max(len(line) for line in text.splitlines()) <= 70, text
@@ -173,7 +180,7 @@ def test_the_class_table_names_each_cause_in_words_with_its_code():
     from graders.nbgrader_plumbing.score_report import format_class
 
     def student(name: str, cause: str) -> StudentResult:
-        record = {"status": "failed", "message": "Killed while tool 1 ran.", "cause": cause}
+        record = _record("l2_save_point_a", "Killed while tool 1 ran.", cause)
         return StudentResult(name, [TestScore("02", "l2_save_point_a", 0, 3, record)], [])
 
     text = " ".join(format_class([student("ann", "no_save_point_a"), student("bo", "hung"),

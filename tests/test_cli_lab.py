@@ -153,6 +153,7 @@ def _save_lesson_with_a_widget(lab) -> nbformat.NotebookNode:
     return nbformat.read(str(lab.workspace / "lessons" / "02_x.ipynb"), as_version=4)
 
 
+@pytest.mark.browser
 def test_the_real_jupyterlab_is_configured_for_the_course(course, tmp_path):
     home = tmp_path / "home"
     home.mkdir()
@@ -201,6 +202,7 @@ def test_the_real_jupyterlab_is_configured_for_the_course(course, tmp_path):
     assert not (home / ".jupyter" / "lab").exists()
 
 
+@pytest.mark.browser
 def test_reset_of_a_notebook_open_in_jupyterlab_says_to_close_it_first(course, tmp_path):
     home = tmp_path / "home"
     home.mkdir()

@@ -52,3 +52,22 @@ def test_jupyterlab_in_the_course_directory_asks_no_news_question(tmp_path):
     lab = PyFileConfigLoader(LAB_CONFIG, path=str(root)).load_config()
     assert lab.LabApp.news_url is None
     assert lab.LabApp.user_settings_dir == str(root / ".jupyter" / "lab" / "user-settings")
+
+
+def test_the_course_directory_s_jupyterlab_shows_the_instructor_tools_a_student_env_hides(
+        tmp_path):
+    """A student's environment hides nbgrader's instructor tools (`checkpoint-lab doctor`); the
+    course directory's JupyterLab is the instructor's and turns them back on."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    root = _course(tmp_path)
+    write_course_settings(root)
+    lab = PyFileConfigLoader(LAB_CONFIG, path=str(root)).load_config()
+    extensions = lab.ServerApp.jpserver_extensions.get_value({})
+    assert extensions["nbgrader.server_extensions.formgrader"] is True
+    assert extensions["nbgrader.server_extensions.course_list"] is True
+    hook = lab.ServerApp.tornado_settings.get_value({})["page_config_hook"]
+    tools = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:course-list",
+             "@jupyter/nbgrader:create-assignment"]
+    page = hook(None, {"disabledExtensions": [*tools, "other:plugin"], "lockedExtensions": tools})
+    assert page["disabledExtensions"] == ["other:plugin"] and page["lockedExtensions"] == []

@@ -211,6 +211,7 @@ def _text(output) -> str:
     return data.get("text/html") or data.get("text/plain", "")
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("name", NOTEBOOKS)
 @pytest.mark.parametrize("variant", ["starter", "reference"])
 def test_notebook_runs_top_to_bottom_in_a_kernel(name, variant, tmp_path):

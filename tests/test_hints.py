@@ -21,6 +21,7 @@ def test_every_visible_check_has_a_nudge_an_idea_and_code(notebook):
         assert "```python" in code, check_id
 
 
+@pytest.mark.sandbox
 def test_hints_go_from_nudge_to_code_for_the_first_failing_check_and_are_counted():
     starter = {"run_agent": load_function("starter", "run_agent"),
                "save_checkpoint": load_function("starter", "save_checkpoint")}
@@ -43,6 +44,7 @@ def test_hints_go_from_nudge_to_code_for_the_first_failing_check_and_are_counted
         hint("l2_atomic_save_hidden")
 
 
+@pytest.mark.sandbox
 def test_no_hint_is_needed_once_every_visible_check_passes():
     reference = {"run_agent": load_function("reference", "run_agent"),
                  "save_checkpoint": load_function("reference", "save_checkpoint")}

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from graders.checks.hints import Hints, hints_opened, record_hints
 from graders.teaching.variants import load_function
 
@@ -20,6 +22,7 @@ def _output(hint) -> dict:
     return {"output_type": "display_data", "data": data, "metadata": metadata}
 
 
+@pytest.mark.sandbox
 def test_running_hint_again_shows_the_same_hint_and_opens_nothing():
     hint = Hints("02_two_latent_failures", _starter())
     first = hint()
@@ -33,6 +36,7 @@ def test_running_hint_again_shows_the_same_hint_and_opens_nothing():
     assert hint().metadata["checkpoint_lab"]["hints"]["opened"] == {"l2_atomic_save": 2}
 
 
+@pytest.mark.sandbox
 def test_a_new_kernel_starts_at_the_hint_saved_in_its_notebook(tmp_path):
     hint = Hints("02_two_latent_failures", _starter())
     hint()
@@ -51,6 +55,7 @@ def test_a_new_kernel_starts_at_the_hint_saved_in_its_notebook(tmp_path):
     assert hints_opened(nb) == {"l2_atomic_save": 2}
 
 
+@pytest.mark.sandbox
 def test_the_saved_count_never_goes_down():
     low = Hints("02_two_latent_failures", _starter())()  # a kernel that knew nothing
     nb = {"metadata": {"checkpoint_lab": {"hints": {

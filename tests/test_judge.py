@@ -361,3 +361,7 @@ def test_the_observers_load_none_of_the_judges_rules_and_the_sandbox_none_of_inp
     in_sandbox = _loaded(sandbox)
     assert not [m for m in in_sandbox if m.startswith("graders.inprocess")]
     assert not _lazily_imported(in_sandbox, ("graders.inprocess",))
+    in_process = _loaded(_package_modules("inprocess"))
+    assert not [m for m in in_process if m.startswith("graders.sandbox")], (
+        "what both observers share lives in graders.recording")
+    assert not _lazily_imported(in_process, ("graders.sandbox",))

@@ -109,6 +109,7 @@ def _execute(path: Path, workdir: Path) -> tuple[nbformat.NotebookNode, float]:
     return nb, time.perf_counter() - start
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=_ids)
 def test_each_notebook_runs_top_to_bottom_without_errors(notebook, tmp_path):
     nb, _ = _execute(notebook, tmp_path)

@@ -64,6 +64,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.sandbox
 @pytest.mark.skipif(grading_problem() is not None, reason=f"no sandbox here: {grading_problem()}")
 def test_the_packages_alone_grade_every_level_with_no_other_file_of_the_repository(tmp_path):
     site = tmp_path / "site"

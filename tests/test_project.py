@@ -186,7 +186,7 @@ TINY_PYPROJECT = (
     '[tool.setuptools]\npackages = ["tiny"]\n')
 
 #: A stand-in for pip in a tiny project's .venv: records its arguments, prints ``pip-freeze.txt``
-#: for ``freeze``, and exits with PIP_STUB_EXIT (0 unless set).
+#: for ``freeze``, writes PIP_STUB_STDERR to stderr and exits with PIP_STUB_EXIT (0 unless set).
 STUB_PIP = """
 import json, os, sys
 from pathlib import Path
@@ -195,6 +195,7 @@ with open(venv / "pip-calls.jsonl", "a") as f:
     f.write(json.dumps(sys.argv[1:]) + "\\n")
 if sys.argv[1:2] == ["freeze"]:
     print((venv / "pip-freeze.txt").read_text(), end="")
+sys.stderr.write(os.environ.get("PIP_STUB_STDERR", ""))
 sys.exit(int(os.environ.get("PIP_STUB_EXIT", "0")))
 """
 
@@ -259,11 +260,14 @@ def test_course_py_installs_once_and_again_when_pyproject_or_constraints_change(
     constraints = tmp_path / "constraints.txt"
     constraints.write_text("# pinned\npytest==8.0.0\n")
     assert "Installing the course's packages" in _course(tmp_path).stdout
-    [call] = _pip_calls(venv)
+    pins, call = _pip_calls(venv)
+    # the pins alone first, without their dependencies (nothing to resolve: fails fast), then
+    # the project under the same pins
+    assert "--no-deps" in pins and pins[pins.index("-r") + 1] == str(constraints), pins
     assert call[call.index("-c") + 1] == str(constraints), call
     constraints.write_text("# pinned\npytest==8.0.1\n")
     assert "Installing" in _course(tmp_path).stdout, "constraints.txt is in the stamp"
-    assert len(_pip_calls(venv)) == 1
+    assert len(_pip_calls(venv)) == 2
     assert "Installing" not in _course(tmp_path).stdout
 
 
@@ -272,7 +276,8 @@ def test_course_py_says_when_pip_fails_and_tries_again_next_time(tmp_path):
     venv = _stub_venv(tmp_path, pytest_too=False)
     failed = _course(tmp_path, PIP_STUB_EXIT="3")
     assert failed.returncode != 0
-    assert "pip could not install the course's packages (exit 3)" in failed.stderr
+    assert "pip could not install the course's packages on Python " in failed.stderr
+    assert "(exit 3)" in failed.stderr
     assert "Traceback" not in failed.stderr
     assert not (venv / ".checkpoint-lab-installed").exists()
     assert "Installing" in _course(tmp_path).stdout and len(_pip_calls(venv)) == 2
@@ -342,6 +347,7 @@ def _pytest_version(root: Path) -> str:
     return (out.stdout + out.stderr).strip()
 
 
+@pytest.mark.install
 def test_course_py_makes_a_real_venv_where_pip_installs_the_pinned_versions(tmp_path):
     """The one real bootstrap: a venv with pip, a real install, the pin honoured."""
     _real_tiny_project(tmp_path)
@@ -353,6 +359,7 @@ def test_course_py_makes_a_real_venv_where_pip_installs_the_pinned_versions(tmp_
 
 
 @pytest.mark.index
+@pytest.mark.install
 def test_pin_upgrade_takes_the_newest_release_from_the_index(tmp_path):
     """Opt in (``-m index``): asks the package index for its newest pytest."""
     _real_tiny_project(tmp_path)
@@ -372,3 +379,71 @@ def test_python_dash_m_gives_the_same_one_line_errors_as_the_installed_command(t
     assert out.returncode == 2, out.stderr
     assert "Traceback" not in out.stderr
     assert out.stderr.startswith("checkpoint-lab check: ") and str(missing) in out.stderr
+
+
+#: Three tests for the fast tier's watch (tests/speeds.py): one that starts nothing, one that
+#: starts a Jupyter command through a child on PATH, unmarked, and the same marked nbgrader.
+TIERED_TESTS = '''
+import subprocess, sys
+import pytest
+
+NESTED = [sys.executable, "-c", "import subprocess; subprocess.run(['jupyter', '--paths'], "
+          "check=True, capture_output=True)"]
+
+def test_starts_nothing():
+    assert sum(range(4)) == 6
+
+def test_starts_jupyter_unmarked():
+    subprocess.run(NESTED, check=True)
+
+@pytest.mark.nbgrader
+def test_starts_jupyter_marked():
+    subprocess.run(NESTED, check=True)
+'''
+
+
+def _tiered_run(tmp_path: Path, tier: str) -> subprocess.CompletedProcess:
+    (tmp_path / "test_tiered.py").write_text(TIERED_TESTS)
+    env = dict(os.environ, PYTHONPATH=str(ROOT),
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "tests.speeds", tier, "-q",
+                           "-p", "no:cacheprovider", "-W", "ignore", "-rf", "test_tiered.py"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_the_fast_tier_fails_a_test_that_starts_what_it_leaves_out(tmp_path):
+    fast = _tiered_run(tmp_path, "--fast")
+    said = fast.stdout + fast.stderr
+    assert fast.returncode == 1, said
+    assert re.search(r"\b1 failed, 1 passed, 1 deselected\b", said), said
+    assert "test_starts_jupyter_unmarked started a Jupyter command during its call" in said, said
+    assert "jupyter --paths" in said, said
+    assert "Mark it for the slow tier: @pytest.mark.nbgrader or browser" in said, said
+    slow = _tiered_run(tmp_path, "--slow")
+    said = slow.stdout + slow.stderr
+    assert slow.returncode == 0 and re.search(r"\b1 passed, 2 deselected\b", said), said
+
+
+def test_fast_and_slow_together_are_refused(tmp_path):
+    (tmp_path / "test_tiered.py").write_text(TIERED_TESTS)
+    refused = subprocess.run([sys.executable, "-m", "pytest", "-p", "tests.speeds", "--fast",
+                              "--slow", "test_tiered.py"], cwd=tmp_path,
+                             env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True,
+                             text=True, timeout=120)
+    assert refused.returncode == 4, refused.stdout + refused.stderr
+    assert "give one of them, or neither" in refused.stderr, refused.stderr
+
+
+def test_the_fast_tier_knows_the_programs_it_leaves_out():
+    from tests.speeds import watched
+
+    assert watched(["/usr/bin/bwrap", "--ro-bind", "/", "/", "true"]) == "bwrap"
+    assert watched("strace -f -o trace python3 x.py") == "strace"
+    assert watched(["sh", "-c", "exec chromium --headless about:blank"]) == "chromium"
+    assert watched(["sh", "-c", "chromium --headless about:blank"]) == "chromium"
+    assert watched([sys.executable, "-m", "nbgrader", "autograde", "lesson2"]) == "nbgrader"
+    assert watched([sys.executable, "-m", "jupyterlab", "--no-browser"]) == "jupyter-lab"
+    assert watched([Path(sys.executable).parent / "checkpoint-lab", "lab"]) == "jupyter-lab"
+    assert watched([sys.executable, "-m", "graders.cli", "lab", "--no-browser"]) == "jupyter-lab"
+    assert watched([sys.executable, "-m", "graders.cli", "check", "x.ipynb"]) is None
+    assert watched([sys.executable, "-c", "import nbgrader"]) is None

@@ -104,6 +104,7 @@ CWD = {"fd": None, "path": b"/work", "token": "AT_FDCWD"}
 # -- opens and writes ----------------------------------------------------------------------------
 
 
+@pytest.mark.sandbox
 def test_open_for_writing_is_openat_and_its_bytes_one_write_when_the_buffer_is_flushed():
     ops = agrees_with_strace("""
         with open("a.txt", "w") as f:
@@ -130,6 +131,7 @@ def test_bytes_still_in_pythons_buffer_are_not_written_before_a_call():
     assert snapshot.kind == "file" and not snapshot.data and snapshot.size in (None, 0)
 
 
+@pytest.mark.sandbox
 def test_append_mode_seeks_to_the_end_and_read_only_opens_are_logged_too():
     ops = agrees_with_strace("""
         with open("a.txt", "w") as f:
@@ -148,6 +150,7 @@ def test_append_mode_seeks_to_the_end_and_read_only_opens_are_logged_too():
     ]
 
 
+@pytest.mark.sandbox
 def test_os_open_and_its_writes_pwrite_and_writev():
     ops = agrees_with_strace("""
         fd = os.open("c.txt", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_DSYNC, 0o600)
@@ -167,6 +170,7 @@ def test_os_open_and_its_writes_pwrite_and_writev():
     ]
 
 
+@pytest.mark.sandbox
 def test_seek_and_truncate_through_a_file_object_and_os():
     ops = agrees_with_strace("""
         with open("a.txt", "w") as f:
@@ -187,6 +191,7 @@ def test_seek_and_truncate_through_a_file_object_and_os():
                    ("truncate", [b"a.txt", 1], 0, None)]
 
 
+@pytest.mark.sandbox
 def test_fsync_fdatasync_of_a_file_and_of_the_folder_and_sync():
     ops = agrees_with_strace("""
         with open("b.bin", "wb") as f:
@@ -211,6 +216,7 @@ def test_fsync_fdatasync_of_a_file_and_of_the_folder_and_sync():
 # -- names -----------------------------------------------------------------------------------------
 
 
+@pytest.mark.sandbox
 def test_rename_replace_path_replace_and_renameat():
     ops = agrees_with_strace("""
         open("a", "w").close()
@@ -251,6 +257,7 @@ def test_a_rename_from_tmp_to_work_fails_with_exdev_and_shutil_move_copies():
     assert verdicts[-1].passed is False  # no save at all: but the copy was followed
 
 
+@pytest.mark.sandbox
 def test_links_removals_folders_symlinks_and_fifos():
     ops = agrees_with_strace("""
         open("e", "w").close()
@@ -272,6 +279,7 @@ def test_links_removals_folders_symlinks_and_fifos():
                    ("unlinkat", [fd(3, "/work"), b"g", 0], 0, None)]
 
 
+@pytest.mark.sandbox
 def test_chdir_moves_the_working_directory_the_judge_sees():
     ops = agrees_with_strace("""
         os.mkdir("sub")
@@ -316,6 +324,7 @@ def test_a_literal_tmp_path_lands_in_the_runs_own_tmp():
     assert not os.path.exists("/tmp/checkpoint-lab-literal.json")  # the machine's is untouched
 
 
+@pytest.mark.sandbox
 def test_shutil_copyfile_is_sendfile_on_every_platform():
     ops = agrees_with_strace("""
         with open("src", "w") as f:
@@ -475,6 +484,7 @@ def test_the_recorder_leaves_the_process_as_it_found_it(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.sandbox
 @needs_linux
 def test_sendfile_copy_file_range_and_fallocate_called_directly():
     ops = agrees_with_strace("""

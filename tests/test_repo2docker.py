@@ -88,6 +88,7 @@ def _throwaway_env(folder: Path) -> dict[str, str]:
             "JUPYTER_PLATFORM_DIRS": "1"}
 
 
+@pytest.mark.install
 def test_post_build_keeps_only_the_students_nbgrader_extensions(tmp_path):
     env = _throwaway_env(tmp_path / "env")
     done = subprocess.run(["bash", str(ROOT / "postBuild")], env=env, capture_output=True,
@@ -221,6 +222,8 @@ def test_no_file_of_the_image_holds_a_mark_scheme_or_a_model_answer(image_files)
         assert not leaked, (name, leaked[:2])
 
 
+@pytest.mark.install
+@pytest.mark.sandbox
 @pytest.mark.timeout(900)
 def test_every_lesson_runs_from_the_images_files(image_files, monkeypatch):
     import nbformat

@@ -122,6 +122,7 @@ def _namespace(path: Path) -> dict:
     ("02_two_latent_failures", "solutions/02_two_latent_failures.py",
      "tests/fixtures/02_two_latent_failures/starter.py"),
 ])
+@pytest.mark.sandbox
 def test_self_check_runs_the_visible_checks_on_live_code(notebook, reference, starter, tmp_path,
                                                          monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -196,6 +197,7 @@ def test_checkpoint_lab_check_exits_3_when_nothing_failed_but_a_check_did_not_ru
     assert status == 3 and "not checked here" in out and "FAIL" not in out
 
 
+@pytest.mark.sandbox
 def test_the_self_check_takes_the_best_observer_the_machine_has(monkeypatch):
     import graders.sandbox.box as box
     from graders.grading import observers as engine

@@ -91,6 +91,7 @@ def _config(site: Path) -> dict:
     return config["litePluginSettings"]["@jupyterlite/pyodide-kernel-extension:kernel"]
 
 
+@pytest.mark.install
 def test_the_site_serves_pyodide_and_every_wheel_itself(site):
     kernel = _config(site)
     assert kernel["pyodideUrl"] == "./static/pyodide/pyodide.mjs"
@@ -113,16 +114,19 @@ def test_the_site_serves_pyodide_and_every_wheel_itself(site):
         assert needed in lock["packages"], needed
 
 
+@pytest.mark.install
 def test_the_site_answers_the_browsers_favicon_request(site):
     assert (site / "favicon.ico").read_bytes()[:4] == b"\x00\x00\x01\x00"  # an ICO file
 
 
+@pytest.mark.install
 def test_the_site_names_no_host_but_its_own(site):
     texts = [site / "jupyter-lite.json", site / "static" / "pyodide" / "pyodide-lock.json"]
     for path in texts:
         assert not re.search(r"https?://", path.read_text()), f"{path.name} names a host"
 
 
+@pytest.mark.install
 def test_the_site_holds_every_released_notebook_for_the_browser_kernel(site):
     from graders.workspace.notebooks import released_notebooks
 
@@ -133,6 +137,7 @@ def test_the_site_holds_every_released_notebook_for_the_browser_kernel(site):
         assert copy["cells"] == original["cells"], released.relpath
 
 
+@pytest.mark.install
 def test_the_course_wheel_holds_the_packages_and_asks_only_for_ipywidgets(site):
     wheel = next((site / "static" / "pyodide").glob("checkpoint_lab-*.whl"))
     with zipfile.ZipFile(wheel) as archive:
@@ -336,6 +341,7 @@ def _errors(cells: list[dict]) -> list[str]:
             if c["error"]]
 
 
+@pytest.mark.install
 @pytest.mark.timeout(900)
 def test_every_lesson_and_every_self_check_runs_in_the_sites_pyodide(site, tmp_path):
     from graders.checks import NOTEBOOKS, checks_for

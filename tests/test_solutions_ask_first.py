@@ -54,6 +54,7 @@ def _run(ws: Path, *args: str) -> subprocess.CompletedProcess:
                           text=True, env=_env(ws), stdin=subprocess.DEVNULL, timeout=300)
 
 
+@pytest.mark.sandbox
 def test_the_command_copies_nothing_while_the_checks_fail_and_says_how_to_go_on(starter_ws):
     done = _run(starter_ws)
     assert done.returncode == 1, done.stderr
@@ -68,6 +69,7 @@ def test_the_command_copies_nothing_while_the_checks_fail_and_says_how_to_go_on(
     assert (starter_ws / "solutions" / f"{LEVEL2}.py").exists()
 
 
+@pytest.mark.sandbox
 def test_in_a_terminal_the_command_asks_and_copies_on_yes(starter_ws):
     def ask(answer: bytes) -> tuple[int, str]:
         leader, follower = pty.openpty()
@@ -88,6 +90,7 @@ def test_in_a_terminal_the_command_asks_and_copies_on_yes(starter_ws):
     assert (starter_ws / "solutions" / f"{LEVEL2}.py").exists()
 
 
+@pytest.mark.sandbox
 def test_once_the_checks_pass_nothing_is_asked(fixed_ws):
     done = _run(fixed_ws)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -95,6 +98,7 @@ def test_once_the_checks_pass_nothing_is_asked(fixed_ws):
     assert (fixed_ws / "solutions" / f"{LEVEL2}.py").exists()
 
 
+@pytest.mark.sandbox
 def test_in_a_notebook_it_asks_with_a_button_that_copies(starter_ws, monkeypatch):
     monkeypatch.setenv("CHECKPOINT_LAB_WORKSPACE", str(starter_ws))
     notebook = starter_ws / "exercises" / "lesson2" / f"{LEVEL2}.ipynb"

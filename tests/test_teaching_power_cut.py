@@ -31,6 +31,7 @@ def test_nothing_is_shown_until_every_cell_holds_true_or_false(table):
         assert "really" not in text
 
 
+@pytest.mark.sandbox
 def test_a_filled_table_is_shown_beside_what_power_cuts_leave():
     shown = compare_saves(FILLED)
     text = repr(shown)

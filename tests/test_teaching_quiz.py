@@ -163,24 +163,78 @@ def _every_question(seed: str | None = None) -> list:
     return [*quizzes_for(seed).values(), *predictions_for(seed).values()]
 
 
-def _rank(quiz) -> str:
+#: The chi-square statistic's 5 % critical value by degrees of freedom.
+_CHI2_5 = {1: 3.841, 2: 5.991, 3: 7.815, 4: 9.488, 5: 11.070, 6: 12.592}
+
+
+def _chi2(counts: list[int]) -> float:
+    expected = sum(counts) / len(counts)
+    return sum((c - expected) ** 2 / expected for c in counts)
+
+
+def _length_rank(quiz) -> int:
+    """How many options are strictly longer than the right one (0: the right one is longest)."""
     right = next(c for c in quiz.choices if c.correct)
-    longer = sum(len(c.text) > len(right.text) for c in quiz.choices)
-    shorter = sum(len(c.text) < len(right.text) for c in quiz.choices)
-    return "top two" if longer < 2 else ("shortest" if shorter == 0 else "between")
+    return sum(len(c.text) > len(right.text) for c in quiz.choices)
 
 
-def test_no_answer_is_told_by_its_length():
-    """Issue 18.5: the right answer is the longest or the second-longest option in at most a
-    third of the questions (quizzes and predictions together), and, lest the cue flip, the
-    shortest in at most half."""
+def _by_option_count(questions, value) -> dict[int, list[int]]:
+    """Option count -> how often ``value(question)`` is 0, 1, ... across ``questions``."""
+    counts: dict[int, list[int]] = {}
+    for q in questions:
+        row = counts.setdefault(len(q.choices), [0] * len(q.choices))
+        row[value(q)] += 1
+    return counts
+
+
+def _uniform_at_5_percent(counts: dict[int, list[int]]) -> tuple[bool, float, float]:
+    """Pooled chi-square over the option counts: (uniform at 5 %, statistic, critical value)."""
+    statistic = sum(_chi2(row) for row in counts.values())
+    df = sum(len(row) - 1 for row in counts.values())
+    return statistic <= _CHI2_5[df], statistic, _CHI2_5[df]
+
+
+def test_the_right_answers_length_rank_is_near_uniform():
+    """Issue 30 (cues): neither "pick the longest" nor "pick the shortest" (nor any rank) beats
+    chance. The right answer's length rank among its options, per option count, passes a
+    chi-square test of uniformity at 5 % across every quiz and prediction."""
     questions = _every_question()
-    ranks = {q.id: _rank(q) for q in questions}
-    top = [i for i, r in ranks.items() if r == "top two"]
-    shortest = [i for i, r in ranks.items() if r == "shortest"]
     assert len(questions) >= 28
-    assert len(top) <= len(questions) / 3, f"longest or second-longest in {len(top)}: {top}"
-    assert len(shortest) <= len(questions) / 2, f"shortest in {len(shortest)}: {shortest}"
+    counts = _by_option_count(questions, _length_rank)
+    uniform, statistic, critical = _uniform_at_5_percent(counts)
+    assert uniform, f"length ranks {counts}: chi-square {statistic:.2f} > {critical}"
+    for options, row in counts.items():  # and no rank is missing where there are enough
+        assert min(row) >= sum(row) // (2 * options), (options, row)
+
+
+def test_the_length_rank_test_can_fail():
+    from graders.teaching.quiz import Choice, Quiz
+
+    short_right = [Quiz(id=f"q{i}", question="?", choices=(
+        Choice("a", True, "w"), Choice("bbbb", False, "w"), Choice("cccccc", False, "w")))
+        for i in range(15)]
+    assert not _uniform_at_5_percent(_by_option_count(short_right, _length_rank))[0]
+
+
+def _position(quiz) -> int:
+    return quiz.letters.index(quiz.right_letter)
+
+
+def test_the_right_answers_position_is_uniform_for_each_student():
+    """Issue 30 (cues): in each student's order, the right answer's position across every quiz
+    and prediction passes a chi-square test at 5 % (for about 1 student in 20 it fails by
+    chance: at most 3 of 40 may), and pooled over the students too."""
+    failing, pooled = [], {}
+    for student in range(40):
+        counts = _by_option_count(_every_question(f"hub:student-{student}"), _position)
+        if not _uniform_at_5_percent(counts)[0]:
+            failing.append(student)
+        for options, row in counts.items():
+            before = pooled.get(options, [0] * options)
+            pooled[options] = [a + b for a, b in zip(before, row, strict=True)]
+    assert len(failing) <= 3, failing
+    uniform, statistic, critical = _uniform_at_5_percent(pooled)
+    assert uniform, (pooled, statistic, critical)
 
 
 def test_no_answer_is_told_by_its_position():
@@ -263,15 +317,54 @@ def test_each_student_gets_an_order_of_their_own_the_same_on_every_run():
     assert shuffled(AUTHORED["power_loss"], "authored") is AUTHORED["power_loss"]
 
 
-def test_the_seed_comes_from_the_environment_or_the_user_name(monkeypatch):
+def test_the_seed_is_the_env_then_the_hub_user_then_one_kept_in_the_workspace(monkeypatch,
+                                                                              tmp_path):
     import getpass
 
+    from graders.teaching.quiz_order import HUB_USER_ENV, SEED_FILE
     from graders.teaching.quizzes import SEED_ENV, student_seed
 
+    monkeypatch.setenv("CHECKPOINT_LAB_WORKSPACE", str(tmp_path))
+    monkeypatch.setenv(HUB_USER_ENV, "alice")
     monkeypatch.setenv(SEED_ENV, "class-of-2026")
     assert student_seed() == "class-of-2026"
     monkeypatch.delenv(SEED_ENV)
-    assert student_seed() == getpass.getuser()
+    assert student_seed() == "hub:alice"
+    monkeypatch.delenv(HUB_USER_ENV)
+    kept = student_seed()
+    assert kept != getpass.getuser() and (tmp_path / SEED_FILE).read_text().strip() == kept
+    assert student_seed() == kept, "the same seed on every run"
+    other = tmp_path / "other"
+    other.mkdir()
+    monkeypatch.setenv("CHECKPOINT_LAB_WORKSPACE", str(other))
+    assert student_seed() != kept, "another workspace, another student"
+
+
+def test_two_hub_users_with_the_same_os_user_name_get_different_orders(tmp_path):
+    """On the documented hub image and on Binder every student's OS user is jovyan."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    code = ("import json, getpass\n"
+            "from graders.teaching.quizzes import QUIZZES\n"
+            "from graders.teaching.predictions import PREDICTIONS\n"
+            "print(json.dumps([getpass.getuser(), {q.id: [c.text for c in q.choices]\n"
+            "    for q in [*QUIZZES.values(), *PREDICTIONS.values()]}]))\n")
+    seen = []
+    for user in ("alice", "bob"):
+        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path),
+               "USER": "jovyan", "LOGNAME": "jovyan", "JUPYTERHUB_USER": user,
+               "CHECKPOINT_LAB_WORKSPACE": str(tmp_path)}
+        out = subprocess.run([sys.executable, "-c", code], env=env, text=True, cwd=tmp_path,
+                             capture_output=True, check=True).stdout
+        seen.append(json.loads(out))
+    (os_alice, alice), (os_bob, bob) = seen
+    assert os_alice == os_bob == "jovyan"
+    differ = [q for q in alice if alice[q] != bob[q]]
+    assert len(differ) > len(alice) / 2, differ
 
 
 def test_part_2_asks_about_both_halves_of_goal_2():

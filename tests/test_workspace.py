@@ -244,6 +244,7 @@ def test_the_pre_save_hook_leaves_other_files_alone():
     assert model == {"type": "file", "content": "print('hi')"}
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("name", ["01_incomplete_checkpoint", "02_two_latent_failures"])
 def test_running_an_exercise_leaves_no_checkpoint_json_beside_it(repo_root, tmp_path, name):
     # try_it() used to write checkpoint.json into the exercise folder, which was then handed in
@@ -289,6 +290,7 @@ print("SCRATCH", SCRATCH)
 """
 
 
+@pytest.mark.sandbox
 @pytest.mark.parametrize("name", ["01_incomplete_checkpoint", "02_two_latent_failures"])
 def test_try_it_comes_back_to_the_notebooks_folder_and_its_scratch_folder_goes_with_the_kernel(
         repo_root, tmp_path, monkeypatch, name):

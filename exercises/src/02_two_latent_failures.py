@@ -29,9 +29,9 @@
 # 3. fix the code so that the checks below, which kill it at every crash point, pass (part 2,
 #    checked automatically).
 #
-# Work from top to bottom and run every cell (Shift+Enter). Part 1 comes first: until you have
-# written it and locked it in, the checks show only whether they pass and where they failed, not
-# what they found. When your work is graded, the same checks run again on your answer cells in
+# Work from top to bottom and run every cell (Shift+Enter). Part 1 comes first: until your own
+# answer to it is in the saved notebook, the checks say only whether they pass, not what they
+# found. When your work is graded, the same checks run again on your answer cells in
 # fresh processes, plus hidden checks on a longer task.
 #
 # **Stuck?** Run `hint()` in a new cell: it shows a hint for the first check that does not pass
@@ -180,8 +180,8 @@ else:
 # tools have finished), what would that loop leave on disk, and what would resume do? And what
 # does its checkpoint say once a run has finished without any crash?
 #
-# Write your answer in the cell below (double-click it to edit), then lock it in with the button
-# under it.
+# Write your answer in the cell below (double-click it to edit), then save the notebook (Ctrl+S):
+# the checks read it from the saved file.
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "l2_name_the_failures", "locked": false, "points": 4, "schema_version": 3, "solution": true}
 # ### BEGIN SOLUTION
@@ -229,8 +229,8 @@ lock_answer("l2_name_the_failures")
 #   compares `checkpoint.json` with the tools that really ran: a call that was started must be
 #   on disk.
 #
-# Once part 1 is locked in, a failing check says what it found on disk and what resume ran into;
-# `hint()` says more, one step at a time.
+# Once part 1 is written and saved, a failing check says what it found on disk and what resume
+# ran into; `hint()` says more, one step at a time.
 
 # %% nbgrader={"grade": true, "grade_id": "l2_atomic_save", "locked": true, "points": 3, "schema_version": 3, "solution": false}
 # Check: survives a kill during a save. It kills your code in the middle of every save, on

@@ -92,9 +92,14 @@ compare_saves(PREDICTED)
 # ## The loop (given, locked)
 #
 # Level 2's fixed loop: save point A before each tool, save point B after it. It calls your
-# `save_checkpoint`; the grader runs your save with exactly this loop.
+# `save_checkpoint`; the grader runs your save with exactly this loop. Its code is Level 2's
+# answer, so it is not shown here: the course runs it (`checkpoint-lab solutions 2` shows it
+# once your Level 2 checks pass).
 
-# %% nbgrader={"grade": false, "grade_id": "l3_run_agent", "locked": true, "schema_version": 3, "solution": false} checkpoint_lab={"code_from": "solutions/02_two_latent_failures.py:run_agent"}
+# %% nbgrader={"grade": false, "grade_id": "l3_run_agent", "locked": true, "schema_version": 3, "solution": false}
+from graders.notebook import given_loop
+
+run_agent = given_loop(globals())  # calls the save_checkpoint this notebook defines
 
 # %% nbgrader={"grade": false, "grade_id": "l3_hints", "locked": true, "schema_version": 3, "solution": false}
 from graders.notebook import Hints

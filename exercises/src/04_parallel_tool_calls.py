@@ -17,7 +17,7 @@
 # three tools at once. Every block needs its `tool_result`, and all of them go in the next user
 # message, in one message; otherwise the API refuses the next request (a 400 error). The API
 # pairs each result with its call by `tool_use_id`, so the results may come in any order. The
-# loop below is Level 2's fixed loop, which handles one block per turn. Run on a turn with three
+# loop below is the lesson's loop, which handles one block per turn. Run on a turn with three
 # blocks, it runs the first tool only, and the model refuses its next call.
 #
 # **What is wanted:** a `run_agent` that handles every block of a turn, and whose checkpoint
@@ -65,17 +65,21 @@
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l4_save_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## The save (given, locked)
 #
-# Level 2's atomic save: a temp file in the checkpoint's folder, then `os.replace`. Your loop
-# calls it.
+# Level 2's atomic save: a temp file in the checkpoint's folder, then one rename over
+# `checkpoint.json`. Your loop calls it. Its code is Level 2's answer, so the course runs it
+# rather than show it here.
 
-# %% nbgrader={"grade": false, "grade_id": "l4_save_checkpoint", "locked": true, "schema_version": 3, "solution": false} checkpoint_lab={"code_from": "solutions/02_two_latent_failures.py:CHECKPOINT,save_checkpoint"}
+# %% nbgrader={"grade": false, "grade_id": "l4_save_checkpoint", "locked": true, "schema_version": 3, "solution": false}
+from graders.notebook import given_save
+
+save_checkpoint = given_save()
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l4_code_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## Your loop
 #
 # Edit this cell; keep `run_agent` at its top level, under the same name and arguments.
 
-# %% nbgrader={"grade": false, "grade_id": "l4_run_agent", "locked": false, "schema_version": 3, "solution": true} checkpoint_lab={"solution_from": "solutions/04_parallel_tool_calls.py:run_agent", "starter_from": "solutions/02_two_latent_failures.py:run_agent"}
+# %% nbgrader={"grade": false, "grade_id": "l4_run_agent", "locked": false, "schema_version": 3, "solution": true} checkpoint_lab={"solution_from": "solutions/04_parallel_tool_calls.py:run_agent", "starter_from": "tests/fixtures/04_parallel_tool_calls/starter.py:run_agent"}
 
 # %% nbgrader={"grade": false, "grade_id": "l4_hints", "locked": true, "schema_version": 3, "solution": false}
 from graders.notebook import Hints

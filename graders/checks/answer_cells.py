@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from graders import load_errors
 from graders.checks.base import ANSWER_CELLS, checks_for, exercise
 from graders.loop import lesson_loop
 from graders.submission import Part, Submission, defined_names
@@ -192,8 +193,7 @@ class AnswerCells:
             return None, problem
         problem = syntax_problem(part.code, part.where)
         if problem is None and name not in defined_names(part.code):
-            problem = (f"{part.where} does not define {name} at its top level; keep the name "
-                       "and define it with def")
+            problem = load_errors.not_defined_in_cell(part.where, name)
         return (None, problem) if problem else (part, None)
 
     def problem(self, grade_ids) -> str | None:
@@ -245,16 +245,13 @@ def syntax_problem(code: str, where: str) -> str | None:
     try:
         compile(code, where, "exec", dont_inherit=True)
     except ValueError as exc:  # null bytes
-        return f"Python could not read {where}: {exc}. Fix the cell so that it runs"
+        return load_errors.cell_unreadable(where, str(exc))
     except SyntaxError as exc:
         line = (exc.text or "").strip()
-        hint = ""
-        if line[:1] in ("%", "!"):
-            hint = " (IPython commands such as %time or !ls cannot run when your work is graded)"
-        return (f"Python could not read {where}: {exc.msg} at line {exc.lineno}"
-                f"{': ' + line if line else ''}{hint}. Fix the cell so that it runs")
+        return load_errors.cell_unreadable(where, exc.msg, exc.lineno, line,
+                                           ipython=line[:1] in ("%", "!"))
     except RecursionError:
-        return f"Python could not read {where}: it is nested too deep. Fix the cell so that it runs"
+        return load_errors.cell_unreadable(where, "it is nested too deep")
     return None
 
 
@@ -291,10 +288,7 @@ def program_from(cells: AnswerCells, grade_ids, join=None) -> tuple[Submission |
         names = set().union(*(defined_names(p.code) for p in parts))
         missing = [c.defines for c in wanted if c.defines not in names]
         if missing:
-            return None, (" and ".join(missing) + f" {'is' if len(missing) == 1 else 'are'} not "
-                          "defined at the top level of your answer cells. Keep the names "
-                          f"{' and '.join(c.defines for c in wanted)}, each defined with def at "
-                          "the top of its cell")
+            return None, load_errors.missing_in_cells(missing, [c.defines for c in wanted])
     return Submission.from_parts(join(*parts) if join else parts, name=cells.notebook), None
 
 

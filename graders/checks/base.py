@@ -2,17 +2,19 @@
 
 Each exercise's module under ``graders/checks/`` (``incomplete_checkpoint``,
 ``two_latent_failures``, ``power_cut``, ``parallel_tool_calls``; named as the exercise, without
-its number) builds its record and calls :func:`register`; that is the only wiring. Grading, the
+its number) builds its record and calls :func:`register`; `EXERCISE_MODULES` lists those modules,
+and that is the only wiring. Grading, the
 live self-check, counting, the table, ``dev check``, Gradescope and the tests read the record
 (:func:`exercise`, :func:`exercise_of`, ``EXERCISES``, ``CHECKS``); nothing dispatches on an
-exercise's name. The package's modules are imported once, the first time the registry is read
-(:func:`load`), so every exercise is registered whichever part of the package is imported first.
+exercise's name. The listed modules are imported once, the first time the registry is read
+(:func:`load`), all or nothing, so every exercise is registered whichever part of the package is
+imported first, and a registry with some exercises missing is never served.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -104,8 +106,8 @@ class Exercise:
             own, `graders.judge.checkpoint_rules.check`.
         fixture_cell: the answer cell a fixture file of ``tests/fixtures/<notebook>/`` stands
             for; None when a fixture is a whole submission (every answer cell).
-        gate: the grade_id of a written answer its checks' findings wait for in the student's
-            kernel (`graders.checks.gate`), if any.
+        gate: the grade_id of the cell its checks' findings wait for (a written answer, or
+            Level 3's predictions), read from the saved notebook (`graders.checks.gate`).
         hints: its hints file in ``graders/data/hints/`` ("" when it has none).
     """
 
@@ -137,17 +139,48 @@ EXERCISES: dict[str, Exercise] = {}
 #: Every check by id, in notebook order (filled by :func:`register`).
 CHECKS: dict[str, Check] = {}
 
+#: The modules of ``graders.checks`` that each make and register one exercise's record, in
+#: notebook order. Adding an exercise adds its module here (``dev check`` refuses exercise files
+#: that no record names).
+EXERCISE_MODULES: tuple[str, ...] = (
+    "graders.checks.incomplete_checkpoint",
+    "graders.checks.two_latent_failures",
+    "graders.checks.power_cut",
+    "graders.checks.parallel_tool_calls",
+)
+
 _loaded: list[bool] = []
+_loading: list[bool] = []
+
+
+class RegistryError(ImportError):
+    """An exercise's module could not be imported: the registry holds no exercise at all."""
 
 
 def load() -> None:
-    """Import every module of ``graders.checks`` once: each exercise's module registers itself."""
-    if _loaded:
+    """Import every module of `EXERCISE_MODULES` once; each registers its exercise. All or
+    nothing: when one import fails, the registry is emptied and `RegistryError` names the module,
+    and the next call tries again."""
+    if _loaded or _loading:
         return
+    _loading.append(True)
+    try:
+        for name in EXERCISE_MODULES:
+            try:
+                importlib.import_module(name)
+            except Exception as error:
+                raise RegistryError(
+                    f"the exercise module {name} could not be imported ({type(error).__name__}: "
+                    f"{error}); no exercise is registered until it imports") from error
+    except RegistryError:
+        EXERCISES.clear()
+        CHECKS.clear()
+        for name in EXERCISE_MODULES:
+            sys.modules.pop(name, None)
+        raise
+    finally:
+        _loading.clear()
     _loaded.append(True)
-    package = importlib.import_module("graders.checks")
-    for module in pkgutil.iter_modules(package.__path__):
-        importlib.import_module(f"graders.checks.{module.name}")
 
 
 def register(record: Exercise) -> Exercise:

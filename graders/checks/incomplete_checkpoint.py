@@ -227,5 +227,6 @@ EXERCISE = register(Exercise(
     live=live,
     program=program,
     fixture_cell="l1_save_checkpoint",
+    gate="l1_where_resume_falls_over",
     hints=f"{NOTEBOOK}.md",
 ))

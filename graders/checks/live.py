@@ -10,7 +10,7 @@ from typing import Any
 
 from graders.checks.answer_cells import AnswerCells
 from graders.checks.base import CHECKS, GRADING_ENV, Check, exercise_of
-from graders.checks.gate import hold_back
+from graders.checks.gate import hold_back, saved_notebook
 from graders.checks.grading_faults import grader_fault
 from graders.checks.result import CheckResult, not_checked
 from graders.sandbox.serve import SandboxUnavailable
@@ -50,14 +50,10 @@ def _cells_in_kernel(check: Check, functions: dict[str, Any]) -> AnswerCells | N
 def live_from_cells(check: Check, namespace: dict, *, without_source=None) -> CheckResult:
     """Visible check ``check`` in a kernel: the cells that defined the names its answer cells
     define (`AnswerCell.defines`), graded exactly as grading grades them (the exercise's
-    ``grade``), on the best observer this machine has; its first line says which when it is
-    not grading's sandbox. Where a cell's source is not to be had, ``without_source(check,
+    ``grade``), on the best observer this machine has (`evaluate_check` says which when it is
+    not grading's sandbox). Where a cell's source is not to be had, ``without_source(check,
     functions)`` runs the live functions instead (grade_id -> function), else it is not checked.
-    A written answer the exercise's checks wait for holds their findings back
-    (`graders.checks.gate`).
     """
-    from graders.grading.observers import observer_note
-
     record = exercise_of(check)
     functions = {}
     for grade_id in check.answer_cells:
@@ -72,10 +68,6 @@ def live_from_cells(check: Check, namespace: dict, *, without_source=None) -> Ch
         names = " and ".join(record.answer_cell(g).defines for g in check.answer_cells)
         return not_checked(check.id, f"Could not run this check: the source of your {names} "
                            "cell is not to be had; run that cell again, then this one.")
-    result = hold_back(result)  # e.g. Level 2: part 1 first
-    note = observer_note()
-    if note and result.checked:
-        result.message = f"{note}\n{result.message}"
     return result
 
 
@@ -84,9 +76,12 @@ def evaluate_check(check_id: str, namespace: dict) -> CheckResult:
 
     Used in the student's own kernel, for their information: the exercise's ``live`` runs it
     (:func:`live_from_cells`: the cells that defined the functions, graded exactly as grading
-    will grade them, on the best observer this machine has). Hidden checks are not run here
-    (see :func:`run_check`).
+    will grade them, on the best observer this machine has). Its findings are held back until
+    the saved notebook holds the student's own answer (`graders.checks.gate`). Hidden checks
+    are not run here (see :func:`run_check`).
     """
+    from graders.grading.observers import observer_note
+
     check = CHECKS[check_id]
     if check.hidden:
         raise ValueError(f"{check_id} is a hidden check: it runs only when your work is graded")
@@ -99,6 +94,11 @@ def evaluate_check(check_id: str, namespace: dict) -> CheckResult:
                              "your work is graded.")
     except Exception as exc:  # noqa: BLE001 - the student's kernel gets a message, not a traceback
         result = grader_fault(check_id, exc)
+    # What it found waits for the student's own answer, read from the saved notebook.
+    result = hold_back(result, saved_notebook(check.notebook, namespace))
+    note = observer_note()
+    if note and result.checked:
+        result.message = f"{note}\n{result.message}"
     return result
 
 

@@ -141,5 +141,6 @@ EXERCISE = register(Exercise(
     program=program,
     counts_against=fails_its_own_problems,
     rules=parallel_rules.check,
+    gate="l4_why_keep_results",
     hints=f"{NOTEBOOK}.md",
 ))

@@ -149,5 +149,6 @@ EXERCISE = register(Exercise(
     program=program,
     counts_against=fails_its_own_problems,
     fixture_cell="l3_save_checkpoint",
+    gate="l3_predict_table",
     hints=f"{NOTEBOOK}.md",
 ))

@@ -17,18 +17,93 @@ failed, of how many judged; None when it judged none).
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from graders.checks.base import CHECKS, HINT_LINE
 from graders.checks.counting import counts_against, kind_of
 from graders.checks.grading_faults import NotJudged
 
-__all__ = ["METADATA_KEY", "STATUSES", "status_of", "cause_of", "record_of", "failure_record",
-           "without_hint"]
+__all__ = ["METADATA_KEY", "STATUSES", "CheckRecord", "SubmissionResult", "status_of",
+           "cause_of", "record_of", "failure_record", "without_hint"]
 
 #: The cell metadata key (``cell.metadata[METADATA_KEY]["result"]``) that holds a record.
 METADATA_KEY = "checkpoint_lab"
 STATUSES = ("passed", "failed", "not_checked")
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckRecord:
+    """One check's result as every view renders it; the fields are the module docstring's."""
+
+    check_id: str
+    notebook: str
+    title: str
+    hidden: bool
+    points: float
+    score: float
+    status: str
+    message: str
+    summary: str
+    cause: str
+    failed: int | None = None
+    crash_points: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"a check record's status is one of {STATUSES}, not {self.status!r}")
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as plain JSON (what the autograded notebook's cell metadata holds)."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Any) -> CheckRecord | None:
+        """The record ``data`` (as :meth:`to_json` wrote it) holds; None when it is not one
+        (missing or ill-typed fields: a notebook's metadata is not to be trusted blindly)."""
+        if not isinstance(data, dict):
+            return None
+        kinds = {"check_id": str, "notebook": str, "title": str, "hidden": bool,
+                 "points": (int, float), "score": (int, float), "status": str, "message": str,
+                 "summary": str, "cause": str, "failed": (int, type(None)),
+                 "crash_points": (int, type(None))}
+        values = {f.name: data.get(f.name) for f in fields(cls)}
+        if any(not isinstance(values[k], t) or isinstance(values[k], bool) and t is not bool
+               for k, t in kinds.items()) or values["status"] not in STATUSES:
+            return None
+        values["points"], values["score"] = float(values["points"]), float(values["score"])
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class SubmissionResult:
+    """Every check record of one submission, with its totals (otter's ``GradingResults``)."""
+
+    records: tuple[CheckRecord, ...]
+
+    @property
+    def score(self) -> float:
+        return round(sum(r.score for r in self.records), 4)
+
+    @property
+    def points(self) -> float:
+        return sum(r.points for r in self.records)
+
+    @property
+    def visible(self) -> tuple[CheckRecord, ...]:
+        """The records a student sees before grades are published (not hidden)."""
+        return tuple(r for r in self.records if not r.hidden)
+
+    @property
+    def hidden(self) -> tuple[CheckRecord, ...]:
+        return tuple(r for r in self.records if r.hidden)
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [r.to_json() for r in self.records]
 
 
 def status_of(result) -> str:
@@ -68,7 +143,7 @@ def without_hint(text: str) -> str:
     return text.replace(f" {HINT_LINE}", "").replace(HINT_LINE, "").strip()
 
 
-def record_of(result, check=None, cells=None, points: float | None = None) -> dict[str, Any]:
+def record_of(result, check=None, cells=None, points: float | None = None) -> CheckRecord:
     """The record of ``result`` (a `CheckResult`) for ``check`` (default: its own), worth
     ``points`` in the graded cell (default: the check's points)."""
     check = check or CHECKS[result.check_id]
@@ -78,37 +153,35 @@ def record_of(result, check=None, cells=None, points: float | None = None) -> di
     crashes = [v for v in result.verdicts if kind_of(v) not in ("no_crash", "load")]
     failed = [v for v in crashes if counts_against(result.check_id, v)]
     message = without_hint(str(result.message or ""))
-    return {
-        "check_id": check.id,
-        "notebook": check.notebook,
-        "title": check.title,
-        "hidden": check.hidden,
-        "points": points,
-        "score": round(points * max(0.0, min(1.0, fraction)), 4),
-        "status": status_of(result),
-        "message": message,
-        "summary": without_hint(result.summary) if result.summary else message,
-        "cause": cause_of(result, cells),
-        "failed": len(failed) if crashes else None,
-        "crash_points": len(crashes) if crashes else None,
-    }
+    return CheckRecord(
+        check_id=check.id,
+        notebook=check.notebook,
+        title=check.title,
+        hidden=check.hidden,
+        points=points,
+        score=round(points * max(0.0, min(1.0, fraction)), 4),
+        status=status_of(result),
+        message=message,
+        summary=without_hint(result.summary) if result.summary else message,
+        cause=cause_of(result, cells),
+        failed=len(failed) if crashes else None,
+        crash_points=len(crashes) if crashes else None,
+    )
 
 
 def failure_record(check_id: str, points: float, why: str, cause: str, check=None,
-                   ) -> dict[str, Any]:
+                   ) -> CheckRecord:
     """The record of a check with no result: the grader failed (``cause`` ``"grader_fault"``)
     or there is no such check (``"unknown_check"``). ``why`` says so to the student."""
-    return {
-        "check_id": check_id,
-        "notebook": getattr(check, "notebook", ""),
-        "title": getattr(check, "title", None) or check_id,
-        "hidden": bool(getattr(check, "hidden", False)),
-        "points": float(points),
-        "score": 0.0,
-        "status": "not_checked",
-        "message": why,
-        "summary": why,
-        "cause": cause,
-        "failed": None,
-        "crash_points": None,
-    }
+    return CheckRecord(
+        check_id=check_id,
+        notebook=getattr(check, "notebook", ""),
+        title=getattr(check, "title", None) or check_id,
+        hidden=bool(getattr(check, "hidden", False)),
+        points=float(points),
+        score=0.0,
+        status="not_checked",
+        message=why,
+        summary=why,
+        cause=cause,
+    )

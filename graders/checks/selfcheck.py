@@ -11,7 +11,7 @@ from graders.checks.table import MAX_POINT_ROWS, VERDICTS_ATTRIBUTE, ResultTable
 from graders.grading.observers import observer_note
 
 __all__ = [
-    "ResultTable", "Row", "self_check", "MAX_POINT_ROWS", "VERDICTS_ATTRIBUTE",
+    "ResultTable", "Row", "self_check", "failing_checks", "MAX_POINT_ROWS", "VERDICTS_ATTRIBUTE",
 ]
 
 
@@ -36,3 +36,24 @@ def self_check(namespace: dict, notebook: str) -> ResultTable:
             result.message = result.message[len(note) + 1:]
             shown = [note]
     return ResultTable(results, hidden=hidden, title=f"Self-check: {record.title}", notes=shown)
+
+
+def failing_checks(path) -> list[str]:
+    """The visible checks that the exercise notebook saved at ``path`` does not pass yet (by
+    id, in notebook order). Raises `NotebookError` when ``path`` is not an exercise notebook
+    and `OSError` when it cannot be read."""
+    from graders.checks.answer_cells import (
+        NotebookError,
+        notebook_of,
+        read_notebook,
+        submission_from_notebook,
+    )
+    from graders.checks.grading import grade_submission
+
+    nb = read_notebook(path)
+    notebook = notebook_of(nb)
+    if notebook is None:
+        raise NotebookError(f"{path} is not one of the course's exercise notebooks")
+    results = grade_submission(submission_from_notebook(nb, notebook), notebook,
+                               include_hidden=False, allow_fallback=True)
+    return [check_id for check_id, result in results.items() if not result.passed]

@@ -59,23 +59,25 @@ def grade_recorded(cells: AnswerCells, checks: list, timeout: float | None, fall
 def grade_crash_matrix(cells: AnswerCells, checks: list[Check], timeout,
                        fallback: bool = False) -> dict[str, CheckResult]:
     """Grade ``cells`` on ``checks``, each judged on its own crash point kinds."""
-    submission, problem = exercise(cells.notebook).program(cells)
+    record = exercise(cells.notebook)
+    submission, problem = record.program(cells)
     if problem:
         return {c.id: check_result(c.id, False, f"Could not run your code: {problem}.")
                 for c in checks}
-    return run_crash_matrix(submission, checks, timeout, fallback)
+    return run_crash_matrix(submission, checks, timeout, fallback, rules=record.rules)
 
 
 def run_crash_matrix(submission, checks: list[Check], timeout,
-                     fallback: bool = False) -> dict[str, CheckResult]:
-    """Run ``checks`` on ``submission``: one harness per scenario, side by side for a source."""
+                     fallback: bool = False, *, rules=None) -> dict[str, CheckResult]:
+    """Run ``checks`` on ``submission``: one harness per scenario, side by side for a source;
+    each crash state held to ``rules`` (the exercise's; default the checkpoint rules)."""
     from graders.parallel import side_by_side
 
     scenarios = list(dict.fromkeys(c.scenario for c in checks))
 
     def matrix(scenario: str) -> list:
         kinds = {"no_crash", *(k for c in checks if c.scenario == scenario for k in c.kinds)}
-        harness, _note = harness_for(submission, timeout, allow_fallback=fallback)
+        harness, _note = harness_for(submission, timeout, allow_fallback=fallback, rules=rules)
         with harness:
             return harness.run_matrix(scenario, kinds)
 

@@ -101,7 +101,8 @@ def _run_live_functions(check: Check, functions: dict) -> CheckResult:
     children of the kernel)."""
     submission = Submission.from_functions(functions["l2_run_agent"],
                                            functions["l2_save_checkpoint"])
-    return run_crash_matrix(submission, [check], None, True)[check.id]
+    return run_crash_matrix(submission, [check], None, True,
+                            rules=EXERCISE.rules)[check.id]
 
 
 EXERCISE = register(Exercise(

@@ -19,7 +19,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "lab": ("graders.cli.lab", "open the course in JupyterLab, in your own workspace"),
     "reset": ("graders.cli.lab", "put one notebook in your workspace back to its released state"),
     "check": ("graders.cli.check", "self-check an exercise notebook from the terminal"),
-    "solutions": ("graders.workspace.solutions",
+    "solutions": ("graders.cli.solutions",
                   "copy the reference solutions into your workspace"),
     "course": ("graders.cli.course", "build a ready nbgrader course directory"),
     "grade": ("graders.cli.grade", "grade a folder of submissions through nbgrader"),
@@ -27,6 +27,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "dev": ("graders.cli.dev", "for maintainers: `dev check` checks every exercise both ways"),
     "gradescope": ("graders.cli.gradescope", "write an autograder zip for Gradescope"),
     "site": ("graders.cli.site", "build the course as a static site that runs in a browser tab"),
+    "doctor": ("graders.cli.doctor",
+               "check (--repair: write) the course's Jupyter settings in this environment"),
 }
 
 

@@ -2,10 +2,11 @@
 
 Reads the answer cells of an exercise notebook, runs that notebook's visible checks on them in
 fresh processes (as grading does), and prints the same table and messages the notebook's
-self-check cell shows, then says which written answers are still empty. Exit status 0 only when
-every visible check passes, 1 when one fails (unlike ``nbgrader validate``, which exits 0 either
-way), 2 for bad input, and 3 when none failed but some could not run on this machine (each says
-why and how to get it checked; its points are pending, not lost).
+self-check cell shows (what they found held back, as there, until the notebook holds the
+student's own answer: `graders.checks.gate`), then says which written answers are still empty.
+Exit status 0 only when every visible check passes, 1 when one fails (unlike ``nbgrader
+validate``, which exits 0 either way), 2 for bad input, and 3 when none failed but some could not
+run on this machine (each says why and how to get it checked; its points are pending, not lost).
 
 Where this machine cannot run grading's sandbox, the checks run on the best observer it has
 (strace alone, else the in-process recorder: :func:`graders.grading.observers.observer`) and the
@@ -144,6 +145,9 @@ def check_notebook(path: Path, *, timeout: float | None = None):
     source = submission_from_notebook(nb, notebook)
     results = grade_submission(source, notebook, include_hidden=False, timeout=timeout,
                                allow_fallback=True)
+    from graders.checks.gate import hold_back
+
+    results = {check_id: hold_back(result, nb) for check_id, result in results.items()}
     hidden = [c for c in checks_for(notebook) if c.hidden]
     from graders.grading.observers import observer_note
 

@@ -23,7 +23,8 @@ import concurrent.futures
 import json
 from pathlib import Path
 
-__all__ = ["add_arguments", "run", "fixtures_of", "truth_of", "name_problem", "ROOT"]
+__all__ = ["add_arguments", "run", "fixtures_of", "truth_of", "name_problem", "unexpected_files",
+           "ROOT"]
 
 #: The checkout this package runs from.
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,7 +53,33 @@ def truth_of(folder: Path) -> dict[str, dict[str, bool]]:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
-def _short(check_id: str) -> str:
+#: Where each exercise's files live, as (folder, names an exercise may have there, files every
+#: course has there); ``{}`` stands for the exercise's notebook name.
+EXERCISE_FILES = (
+    ("exercises", ("{}.ipynb",), ("README.md",)),
+    ("exercises/src", ("{}.py",), ()),
+    ("solutions", ("{}.py", "{}.written_answers.md", "{}.walkthrough.md"), ("README.md",)),
+    ("graders/data/hints", ("{}.md",), ()),
+    ("tests/fixtures", ("{}",), ("catalog.py", "rewrites.py", "notebooks", "__pycache__")),
+)
+
+
+def unexpected_files(root: Path, notebooks) -> list[str]:
+    """The files in the exercises' folders under ``root`` that belong to no exercise of
+    ``notebooks`` (rustlings' unexpected-files check): a stale copy, a misnamed solution, a
+    fixture folder for an exercise that is not registered."""
+    found = []
+    for folder, patterns, shared in EXERCISE_FILES:
+        named = {p.format(n) for p in patterns for n in notebooks} | set(shared)
+        where = root / folder
+        if where.is_dir():
+            found += [f"{folder}/{path.name}" for path in sorted(where.iterdir())
+                      if path.name not in named
+                      and (path.is_file() or folder == "tests/fixtures")]
+    return found
+
+
+def _fixture_word(check_id: str) -> str:
     """A check's name in a fixture's name: its id without the level and ``_hidden``."""
     return check_id.split("_", 1)[-1].removesuffix("_hidden")
 
@@ -76,8 +103,8 @@ def name_problem(name: str, row: dict[str, bool]) -> str | None:
             if passing else None
     if name.startswith("fails_"):
         rest = name.removeprefix("fails_")
-        named = {c for c in row if rest == _short(c) or rest.startswith(f"{_short(c)}_")
-                 or rest.split("_")[0] == _short(c).split("_")[0]}
+        named = {c for c in row if (word := _fixture_word(c)) == rest
+                 or rest.startswith(f"{word}_") or rest.split("_")[0] == word.split("_")[0]}
         passing = sorted(named - set(failing))
         if passing:
             return f"named for {', '.join(passing)}, but its row passes it"
@@ -195,7 +222,13 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         raise UsageError(f"no exercise {unknown[0]!r}; the exercises are {', '.join(EXERCISES)}")
     stale = stale_exercises(root / "exercises", root / "exercises" / "src", root)
-    failed = False
+    strays = unexpected_files(root, list(EXERCISES))
+    if strays:
+        print(f"files that no exercise record names ({len(strays)}; rename them as the exercise's "
+              "notebook, register the exercise in EXERCISE_MODULES, or remove them):")
+        for path in strays:
+            print(f"  - {path}")
+    failed = bool(strays)
     for notebook in wanted:
         line, problems = _check_exercise(notebook, root, args.jobs, stale)
         print(line, flush=True)

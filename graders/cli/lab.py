@@ -2,8 +2,9 @@
 
 ``lab`` copies the course's notebooks into the student's workspace (see
 ``graders.workspace.notebooks``), writes the workspace's own Jupyter configuration into
-``<workspace>/.checkpoint-lab/`` and then becomes JupyterLab, serving the workspace. Nothing outside
-the workspace is written: the user's own Jupyter settings are left alone, the news pop-up and update
+``<workspace>/.checkpoint-lab/`` and then becomes JupyterLab, serving the workspace. Outside the
+workspace it writes only the course's own settings into this environment, where they are missing
+(`graders.cli.doctor`): the user's own Jupyter settings are left alone, the news pop-up and update
 checks are off, nbgrader's assignment list works against a local exchange inside the workspace, and
 the kernel is this Python's, so ``graders`` and ``fake_llm`` import in every notebook. jupytext's
 pairing is off there (it is for the repository's lessons, not a student's copies), and a saved
@@ -173,6 +174,18 @@ def jupyter_command(ws: Workspace, *, port: int | None, open_browser: bool,
     return cmd
 
 
+def _repair_environment() -> None:
+    """The course's Jupyter settings into this environment too (`graders.cli.doctor`), so that a
+    plain ``jupyter lab`` here later behaves as this one does. A read-only environment (a shared
+    one on a hub) is left as it is: the workspace's own settings cover this JupyterLab."""
+    from graders.cli.doctor import repair
+
+    try:
+        repair(Path(sys.prefix))
+    except OSError:
+        pass
+
+
 def _lab(args: argparse.Namespace) -> int:
     if args.port is not None and not 1 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is not a port; give a number from 1 to 65535")
@@ -187,6 +200,7 @@ def _lab(args: argparse.Namespace) -> int:
         report = ws.sync()
     except WorkspaceError as err:
         raise UsageError(str(err)) from None
+    _repair_environment()
     env = prepare_jupyter(ws)
     # On the first run, open the first lesson: that is where a newcomer starts.
     lessons = [p for p in report.added if p.startswith("lessons/")]

@@ -1,6 +1,6 @@
 """``checkpoint-lab site -o DIR``: build the course as a static JupyterLite site.
 
-The site is the six lessons and four exercises in JupyterLab, running on Pyodide in the browser
+The site is the eight lessons and four exercises in JupyterLab, running on Pyodide in the browser
 tab: nothing to install, no server, no network once built. Publish ``DIR`` on any static host
 (README, "Try it in your browser"). The first build downloads Pyodide from npm and the kernel's
 wheels from PyPI into ``.site-cache/`` (about 12 MB); later builds need no network.

@@ -20,9 +20,12 @@ import os
 import tempfile
 import time
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graders.gradescope.submission_files import Found, find_notebooks
+
+if TYPE_CHECKING:
+    from graders.checks.record import CheckRecord, SubmissionResult
 
 __all__ = ["MANIFEST_NAME", "VISIBILITIES", "Found", "course_manifest", "find_notebooks",
            "grade_folder", "write_results", "main"]
@@ -81,21 +84,21 @@ def _level(exercise: str) -> str:
     return NOTEBOOKS[exercise].split(":")[0]
 
 
-def _check_test(record: dict, number: str) -> dict[str, Any]:
-    """Check ``record`` (`graders.checks.record`) as a Gradescope test."""
+def _check_test(record: CheckRecord, number: str) -> dict[str, Any]:
+    """Check ``record`` as a Gradescope test."""
     from graders.nbgrader_plumbing.cells import record_text
 
-    title = record["title"] + (" (hidden check)" if record["hidden"] else "")
+    title = record.title + (" (hidden check)" if record.hidden else "")
     return {
-        "name": f"{_level(record['notebook'])}: {title}",
+        "name": f"{_level(record.notebook)}: {title}",
         "number": number,
-        "score": float(record["score"]),
-        "max_score": float(record["points"]),
-        "status": "passed" if record["status"] == "passed" else "failed",
+        "score": record.score,
+        "max_score": record.points,
+        "status": "passed" if record.passed else "failed",
         "output": record_text(record),
         "output_format": "text",
-        "visibility": "after_published" if record["hidden"] else "visible",
-        "tags": [record["check_id"], record["notebook"]],
+        "visibility": "after_published" if record.hidden else "visible",
+        "tags": [record.check_id, record.notebook],
     }
 
 
@@ -159,14 +162,14 @@ def _missing_test(entry: dict, found: Found, number: str) -> dict[str, Any]:
     }
 
 
-def _not_graded(check, why: str, number: str, cause: str) -> dict[str, Any]:
+def _not_graded(checks, why: str, cause: str) -> list[CheckRecord]:
     from graders.checks.record import failure_record
 
-    return _check_test(failure_record(check.id, check.points, why, cause, check), number)
+    return [failure_record(c.id, c.points, why, cause, c) for c in checks]
 
 
-def _graded(exercise: str, shown: str, nb: dict, numbered) -> tuple[list[dict], str]:
-    """The tests of one exercise's notebook, and the line the summary says of it. A notebook
+def _graded(exercise: str, shown: str, nb: dict) -> tuple[list[CheckRecord], str]:
+    """The records of one exercise's notebook, and the line the summary says of it. A notebook
     the grader fails on costs only its own checks, each saying so."""
     from graders.checks import NOTEBOOKS, checks_for, grade_submission, submission_from_notebook
     from graders.checks.record import record_of
@@ -178,10 +181,10 @@ def _graded(exercise: str, shown: str, nb: dict, numbered) -> tuple[list[dict], 
     except Exception as exc:  # noqa: BLE001 - one notebook's fault costs only its own checks
         why = (f"Not graded: the autograder failed on {shown} ({type(exc).__name__}: {exc}). "
                "This is not your fault: tell your instructor.")
-        return ([_not_graded(c, why, next(numbered), "grader_fault") for c in checks],
+        return (_not_graded(checks, why, "grader_fault"),
                 f"{NOTEBOOKS[exercise]}: {shown} could not be graded (see its checks).")
-    tests = [_check_test(record_of(results[c.id], c, cells), next(numbered)) for c in checks]
-    return tests, " ".join([f"{NOTEBOOKS[exercise]}: graded {shown}.", *cells.notes()])
+    records = [record_of(results[c.id], c, cells) for c in checks]
+    return records, " ".join([f"{NOTEBOOKS[exercise]}: graded {shown}.", *cells.notes()])
 
 
 def grade_folder(folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
@@ -192,10 +195,12 @@ def grade_folder(folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
     counts the visible checks only.
     """
     from graders.checks import NOTEBOOKS, checks_for
+    from graders.checks.record import SubmissionResult
     from graders.grading.observers import grading_problem
 
     started = time.monotonic()
     tests: list[dict[str, Any]] = []
+    records: list[CheckRecord] = []
     summary: list[str] = []
     problem = grading_problem()
     found = find_notebooks(Path(folder), manifest["exercises"])
@@ -206,19 +211,19 @@ def grade_folder(folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
         checks = checks_for(exercise)
         if nb is None:
             tests.append(_missing_test(entry, found, next(numbered)))
-            tests.extend(_not_graded(c, "Not graded: this exercise's notebook was not handed "
-                                     "in, or could not be read (see above).", next(numbered),
-                                     "not_handed_in") for c in checks)
+            mine = _not_graded(checks, "Not graded: this exercise's notebook was not handed in, "
+                               "or could not be read (see above).", "not_handed_in")
             summary.append(f"{NOTEBOOKS[exercise]}: not handed in or unreadable.")
         elif problem:
-            tests.extend(_not_graded(c, "Not graded: the autograder could not start its sandbox "
-                                     f"({problem}). This is not your fault: tell your "
-                                     "instructor.", next(numbered), "no_sandbox") for c in checks)
+            mine = _not_graded(checks, "Not graded: the autograder could not start its sandbox "
+                               f"({problem}). This is not your fault: tell your instructor.",
+                               "no_sandbox")
             summary.append(f"{NOTEBOOKS[exercise]}: {shown} (not graded: no sandbox here).")
         else:
-            graded, line = _graded(exercise, shown, nb, numbered)
-            tests += graded
+            mine, line = _graded(exercise, shown, nb)
             summary.append(line)
+        tests.extend(_check_test(record, next(numbered)) for record in mine)
+        records += mine
         tests.extend(_written_test(exercise, w, nb, next(numbered)) for w in entry["written"])
     if found.duplicates:
         summary.append("Not graded, because another notebook of the same exercise came first "
@@ -227,18 +232,17 @@ def grade_folder(folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
         summary.append(f"Not exercise notebooks of this assignment: {', '.join(found.others)}.")
     return {
         "execution_time": max(1, round(time.monotonic() - started)),
-        "output": "\n".join([_head(tests, manifest), *summary]),
+        "output": "\n".join([_head(SubmissionResult(tuple(records)), manifest), *summary]),
         "output_format": "text",
         "tests": tests,
     }
 
 
-def _head(tests: list[dict], manifest: dict[str, Any]) -> str:
+def _head(result: SubmissionResult, manifest: dict[str, Any]) -> str:
     """The visible checks' points (the hidden ones are told when the grades are published)."""
-    visible = [t for t in tests if t["visibility"] == "visible" and "manual" not in t["tags"]]
-    score = round(sum(t["score"] for t in visible), 4)
-    out_of = sum(t["max_score"] for t in visible)
-    hidden = sum(t["max_score"] for t in tests if t["visibility"] != "visible")
+    score = round(sum(r.score for r in result.visible), 4)
+    out_of = sum(r.points for r in result.visible)
+    hidden = sum(r.points for r in result.hidden)
     written = sum(w["points"] for e in manifest["exercises"] for w in e["written"])
     return (f"Visible checks: {score:g}/{out_of:g} points. The hidden checks ({hidden:g} points) "
             "are shown when your instructor publishes the grades. The written answers "

@@ -90,11 +90,13 @@ class Harness(ForkedRuns):
                 if not _told:
                     _told.append(True)
                     print(REPLAYED_NOTE)
-                return RecordedHarness(source, timeout=kwargs.get("timeout"))
+                return RecordedHarness(source, timeout=kwargs.get("timeout"),
+                                       rules=kwargs.get("rules"))
         return super().__new__(cls)
 
-    def __init__(self, submission: Submission, **how) -> None:
+    def __init__(self, submission: Submission, *, rules=None, **how) -> None:
         super().__init__(submission, **how)
+        self.rules = rules or check
         self._dry: dict[str, Observation] = {}
         self._points: dict[str, list[CrashPoint]] = {}
         self._scenarios: dict[str, Any] = {}
@@ -198,10 +200,10 @@ class Harness(ForkedRuns):
         points = [p for p in self.crash_points(sc.name) if p.kind in kinds]
         verdicts: dict[str, Verdict] = {}
         if NO_CRASH in kinds:
-            verdicts[NO_CRASH] = check(self.dry_run(sc.name), sc, points[-1])
+            verdicts[NO_CRASH] = self.rules(self.dry_run(sc.name), sc, points[-1])
         todo = [p for p in points if p.kind != NO_CRASH]
         for point, obs in self._run(sc.name, todo):
-            verdicts[point.id] = check(obs, sc, point)
+            verdicts[point.id] = self.rules(obs, sc, point)
         return [verdicts[p.id] for p in points]
 
 

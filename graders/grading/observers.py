@@ -126,7 +126,8 @@ def harness_for(submission, timeout: float | None, *, allow_fallback: bool = Fal
     if submission.in_process:
         from graders.grading.forked import DEFAULT_TIMEOUT, Harness
 
-        return Harness(submission, timeout=DEFAULT_TIMEOUT if timeout is None else timeout), None
+        return Harness(submission, timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
+                       rules=rules), None
     if not allow_fallback:
         problem = grading_problem()
         if problem is not None:

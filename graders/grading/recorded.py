@@ -141,7 +141,7 @@ class TracedHarness:
         _rec, verdicts, matrix = self._run(scenario)
         if matrix is None:
             return list(verdicts)
-        power = judge_power(matrix, self.scenario(scenario), check)
+        power = judge_power(matrix, self.scenario(scenario), self.rules)
         end = [v for v in verdicts if v.kind == NO_CRASH]
         return power + end
 

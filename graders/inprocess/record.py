@@ -28,10 +28,10 @@ from graders.inprocess.run_state import ProcessExit, RunState, Stop
 from graders.inprocess.scratch import Scratch
 from graders.inprocess.support import scratch_dir
 from graders.judge.recording import Recording, Snapshot
-from graders.sandbox.calls import CallServer
+from graders.recording.calls import CallServer
 
 try:  # the channel's CallServer.handle takes a Frame where framing has one
-    from graders.sandbox.framing import Frame as _Frame
+    from graders.recording.framing import Frame as _Frame
 except ImportError:
     _Frame = None
 
@@ -58,7 +58,7 @@ class ToolError(Exception):
 
 
 class _Replies:
-    """Where the :class:`~graders.sandbox.calls.CallServer` puts its answers (its socket)."""
+    """Where the :class:`~graders.recording.calls.CallServer` puts its answers (its socket)."""
 
     def __init__(self) -> None:
         self.last: dict = {}

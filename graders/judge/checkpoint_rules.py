@@ -186,21 +186,7 @@ class _Check(CrashCheck):
                 f"{self.done}: messages in checkpoint.json is not a conversation the API would "
                 f"accept: {err}. Resume would send it to the model and get an error back."))
             return False
-        from fake_llm.normalize import same_message
-
-        script = script_of(self.sc)["conversation"]
-        for i, message in enumerate(messages):
-            if i >= len(script) or not same_message(message, script[i]):
-                want = (json.dumps(script[i])[:200] if i < len(script)
-                        else "nothing: the conversation had ended")
-                self.fail("script_mismatch", (
-                    f"{self.done}: messages[{i}] in checkpoint.json is "
-                    f"{json.dumps(message)[:200]}, but the model and tools produced {want}. "
-                    "messages must hold the conversation as it happened (as the API reads it): "
-                    "the model's content as it came, each tool result as the tool returned "
-                    "it."))
-                return False
-        return True
+        return self.follows_the_script(messages)
 
     def describe_disk(self) -> str:
         """What checkpoint.json held: its turn and pendingToolUse (and which save it was)."""

@@ -17,6 +17,7 @@ from graders.judge.check_state import (
     CheckState,
     byte_count,
     load_error_verdict,
+    script_of,
     skipped_verdict,
     type_words,
 )
@@ -40,6 +41,25 @@ class CrashCheck(CheckState):
     def protocol(self) -> None:
         """Check pendingToolUse and messages against the ledger of what really ran."""
         raise NotImplementedError
+
+    def follows_the_script(self, messages: list) -> bool:
+        """Each message is the one the model and tools produced, as the API reads it (a turn's
+        results paired with its calls by tool_use_id, in any order)."""
+        from fake_llm.normalize import same_message
+
+        script = script_of(self.sc)["conversation"]
+        for i, message in enumerate(messages):
+            if i < len(script) and same_message(message, script[i]):
+                continue
+            want = (json.dumps(script[i])[:200] if i < len(script)
+                    else "nothing: the conversation had ended")
+            self.fail("script_mismatch", (
+                f"{self.done}: messages[{i}] in checkpoint.json is "
+                f"{json.dumps(message)[:200]}, but the model and tools produced {want}. "
+                "messages must hold the conversation as it happened (as the API reads it): "
+                "the model's content as it came, each tool result as the tool returned it."))
+            return False
+        return True
 
     def no_trace_message(self, k: int, on_disk: str) -> tuple[str, str]:
         """The problem of tool ``k``, which ran and left no trace: never on record, or only

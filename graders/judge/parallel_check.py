@@ -6,8 +6,6 @@ and the words of its messages. The three questions it answers are in
 
 from __future__ import annotations
 
-import json
-
 from graders.judge.check_state import byte_count, script_of
 from graders.judge.crash_check import CrashCheck
 from graders.judge.crash_points import CrashPoint
@@ -123,25 +121,6 @@ class ParallelCheck(CrashCheck):
                 f"{self.done}: in checkpoint.json, {what}: {str(err).rstrip('.')}. Resume would "
                 "send these "
                 "messages to the model and get a 400 error back."))
-            return False
-        return True
-
-    def follows_the_script(self, messages: list) -> bool:
-        """Each message is the one the model and tools produced, as the API reads it (a turn's
-        results paired with its calls by tool_use_id, in any order)."""
-        from fake_llm.normalize import same_message
-
-        script = script_of(self.sc)["conversation"]
-        for i, message in enumerate(messages):
-            if i < len(script) and same_message(message, script[i]):
-                continue
-            want = (json.dumps(script[i])[:200] if i < len(script)
-                    else "nothing: the conversation had ended")
-            self.fail("script_mismatch", (
-                f"{self.done}: messages[{i}] in checkpoint.json is "
-                f"{json.dumps(message)[:200]}, but the model and tools produced {want}. "
-                "messages must hold the conversation as it happened (as the API reads it): "
-                "the model's content as it came, each tool result as the tool returned it."))
             return False
         return True
 

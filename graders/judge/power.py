@@ -10,7 +10,7 @@ from graders.judge.moments import save_label
 from graders.judge.power_model import WORK, PowerMoment, PowerState, power_moments
 
 __all__ = ["PowerState", "PowerMoment", "power_moments", "WORK", "judge_power",
-           "DATA_NOT_SYNCED", "RENAME_NOT_SYNCED"]
+           "judge_power_states", "DATA_NOT_SYNCED", "RENAME_NOT_SYNCED"]
 
 
 # -- verdicts ------------------------------------------------------------------------------------
@@ -84,6 +84,17 @@ def judge_power(matrix, scenario, check) -> list:
         if verdict is not None:
             verdicts.append(verdict)
     return verdicts
+
+
+def judge_power_states(matrix, pm, scenario, check) -> list[tuple[PowerState, bool]]:
+    """Each state a power cut at the first moment of ``pm`` (a point of ``matrix``) may leave,
+    and whether ``check`` passes resume reading it (lesson 04's table of saves)."""
+    moment = pm.moments[0]
+    [pw] = power_moments([moment], matrix.ops)
+    point = _power_point(pm.point)
+    return [(state, check(_state_observation(matrix, pm, moment, point, state), scenario,
+                          point).passed)
+            for state in pw.states]
 
 
 def _judge_point(matrix, scenario, check, pm, point, by_moment):

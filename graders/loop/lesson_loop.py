@@ -6,7 +6,9 @@ student this ``save_checkpoint`` in a locked cell. The grader needs no file of t
 to grade (an installed wheel grades): ``tests/test_loop.py`` holds this copy to
 ``solutions/02_two_latent_failures.py``, the reference the students read, so the two cannot
 drift apart. :func:`source` is the code a submission is joined with; :func:`bound_to` a
-``run_agent`` that saves through another ``save_checkpoint``.
+``run_agent`` that saves through another ``save_checkpoint``. Levels 3 and 4 import this loop
+and this save (:func:`given_loop`, :func:`given_save`) rather than show them: they are Level 2's
+answer, and a student opens those notebooks before passing Level 2.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import os
 import sys
 import tempfile
 
-__all__ = ["CHECKPOINT", "save_checkpoint", "run_agent", "source", "bound_to"]
+__all__ = ["CHECKPOINT", "save_checkpoint", "run_agent", "source", "bound_to", "given_loop",
+           "given_save"]
 
 CHECKPOINT = "checkpoint.json"
 
@@ -130,3 +133,18 @@ def bound_to(save) -> object:
     exec(compile(source(), __file__, "exec"), namespace)  # noqa: S102 - the grader's own code
     namespace["save_checkpoint"] = save
     return namespace["run_agent"]
+
+
+def given_loop(namespace: dict):
+    """This ``run_agent``, saving through whatever ``save_checkpoint`` ``namespace`` (a
+    notebook's ``globals()``) defines when it saves: Level 3's given loop."""
+
+    def save(state):
+        return namespace["save_checkpoint"](state)
+
+    return bound_to(save)
+
+
+def given_save():
+    """This ``save_checkpoint``: Level 4's given atomic save."""
+    return save_checkpoint

@@ -10,9 +10,13 @@ student reads in the feedback.
 from __future__ import annotations
 
 import textwrap
+from typing import TYPE_CHECKING
 
 from nbformat import NotebookNode
 from nbgrader import utils
+
+if TYPE_CHECKING:
+    from graders.checks.record import CheckRecord
 
 __all__ = [
     "MISSING_CELL_MARK",
@@ -74,25 +78,25 @@ def verdict_text(title: str, score: float, points: float, message: str, *,
     return _wrap(body)
 
 
-def record_text(record: dict, *, note: str = "") -> str:
-    """What a check's record (`graders.checks.record`) says, as :func:`verdict_text` words it:
-    the feedback, Gradescope's test output and the Validate dialog read the same."""
-    title = str(record.get("title") or record.get("check_id"))
-    if record.get("hidden"):
+def record_text(record: CheckRecord, *, note: str = "") -> str:
+    """What a check's record says, as :func:`verdict_text` words it: the feedback, Gradescope's
+    test output and the Validate dialog read the same."""
+    title = record.title or record.check_id
+    if record.hidden:
         title += " (hidden check)"
-    status = _STATUS_WORDS.get(record.get("status"))
-    if record.get("status") == "passed" and float(record["score"]) < float(record["points"]):
+    status = _STATUS_WORDS[record.status]
+    if record.status == "passed" and record.score < record.points:
         status = "partly passed"
-    elif record.get("status") == "failed" and float(record["score"]) > 0:
+    elif record.status == "failed" and record.score > 0:
         status = "partly passed"
-    return verdict_text(title, float(record["score"]), float(record["points"]),
-                        str(record.get("message") or ""), note=note, status=status)
+    return verdict_text(title, record.score, record.points, record.message, note=note,
+                        status=status)
 
 
 _STATUS_WORDS = {"passed": "passed", "failed": "not passed", "not_checked": "not checked"}
 
 
-def verdict_outputs(record: dict, *, restored: bool = False) -> list[NotebookNode]:
+def verdict_outputs(record: CheckRecord, *, restored: bool = False) -> list[NotebookNode]:
     """The outputs that replace a test cell's, for nbgrader to score, from the check's
     ``record`` (`graders.checks.record`): full marks a stream, nothing an error (no
     traceback), partial credit a stream and an ``execute_result`` with the points earned.
@@ -102,8 +106,8 @@ def verdict_outputs(record: dict, *, restored: bool = False) -> list[NotebookNod
     note = ("This test cell was missing from your notebook; nbgrader put it back and it was "
             "graded on your code.\n" if restored else "")
     text = record_text(record, note=note)
-    score, points = float(record["score"]), float(record["points"])
-    if record.get("status") == "passed" and score >= points:
+    score, points = record.score, record.points
+    if record.status == "passed" and score >= points:
         return [_stream(text)]
     if score > 0:
         return [_stream(text), NotebookNode(output_type="execute_result", execution_count=None,

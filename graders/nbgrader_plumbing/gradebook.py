@@ -10,11 +10,11 @@ test.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import nbformat
 
-from graders.checks.record import METADATA_KEY
+from graders.checks.record import METADATA_KEY, CheckRecord
 from graders.nbgrader_plumbing.cells import autograded_test_cells
 from graders.nbgrader_plumbing.course import Course
 from graders.nbgrader_plumbing.split_cells import joined_cells
@@ -30,8 +30,8 @@ class TestScore:
     test: str
     score: float | None
     max_score: float
-    #: the check's record (`graders.checks.record`); empty when the grader stored none
-    record: dict = field(default_factory=dict)
+    #: the check's record (`graders.checks.record`); None when the grader stored none
+    record: CheckRecord | None = None
     #: False when the student did not hand this notebook in (its tests then score 0)
     submitted: bool = True
 
@@ -40,13 +40,23 @@ class TestScore:
         """``"not_submitted"``, else the record's status (or, without one, the score's)."""
         if not self.submitted:
             return "not_submitted"
-        if self.record.get("status"):
-            return self.record["status"]
+        if self.record is not None:
+            return self.record.status
         return "passed" if self.score is not None and self.score >= self.max_score else "failed"
 
     @property
     def message(self) -> str:
-        return str(self.record.get("message") or "")
+        return self.record.message if self.record is not None else ""
+
+    @property
+    def cause(self) -> str:
+        """Why it did not pass, as a code (``""`` when it passed or no record says)."""
+        return self.record.cause if self.record is not None else ""
+
+    @property
+    def summary(self) -> str:
+        """The record's message in short (else the message)."""
+        return (self.record.summary if self.record is not None else "") or self.message
 
 
 @dataclass
@@ -89,13 +99,13 @@ def _autograded(course: Course, student: str, notebook: str) -> dict:
     return nb if isinstance(nb, dict) and isinstance(nb.get("cells"), list) else {}
 
 
-def _records(nb: dict) -> dict[str, dict]:
+def _records(nb: dict) -> dict[str, CheckRecord]:
     """Each test cell's record of its check, by grade_id, as WriteVerdicts stored it."""
     records = {}
     for cell in autograded_test_cells(nbformat.from_dict(nb)) if nb else []:
         lab = cell.metadata.get(METADATA_KEY)
-        record = lab.get("result") if isinstance(lab, dict) else None
-        if isinstance(record, dict):
+        record = CheckRecord.from_json(lab.get("result") if isinstance(lab, dict) else None)
+        if record is not None:
             records[cell.metadata["nbgrader"]["grade_id"]] = record
     return records
 
@@ -158,6 +168,6 @@ def read_results(course: Course, students: list[str],
                     scores.append(TestScore(
                         notebook, test, None if grade is None else grade.score,
                         0.0 if grade is None else float(grade.max_score),
-                        records.get(test, {}), submitted=notebook in handed_in))
+                        records.get(test), submitted=notebook in handed_in))
             results.append(StudentResult(student, scores, student_notes))
     return results

@@ -313,11 +313,11 @@ class WriteVerdicts(NbGraderPreprocessor):
                 record = failure_record(grade_id, points, f"There is no check called {grade_id!r} "
                                         "in graders.checks, so this test cell cannot be graded: "
                                         "tell your instructor.", "unknown_check", check)
-            if record["cause"] == GRADER_FAULT:
+            if record.cause == GRADER_FAULT:
                 self.log.error("The grader failed on %s of %s: %s", grade_id, notebook,
-                               record["message"])
+                               record.message)
             restored = cell.source.lstrip().startswith(MISSING_CELL_MARK)
             cell.outputs = verdict_outputs(record, restored=restored)
-            cell.metadata.setdefault(METADATA_KEY, {})["result"] = record
+            cell.metadata.setdefault(METADATA_KEY, {})["result"] = record.to_json()
             cell.execution_count = None
         return nb, resources

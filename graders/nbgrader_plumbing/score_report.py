@@ -98,7 +98,7 @@ def _twin(test: TestScore, by_id: dict[str, TestScore]) -> TestScore | None:
     twin = by_id.get(test.test.removesuffix("_hidden"))
     if twin is None or twin is test or twin.status != test.status:
         return None
-    return twin if twin.record.get("cause") == test.record.get("cause") else None
+    return twin if twin.cause == test.cause else None
 
 
 def _test_lines(test: TestScore, by_id: dict[str, TestScore], said: dict[str, str],
@@ -118,9 +118,10 @@ def _test_lines(test: TestScore, by_id: dict[str, TestScore], said: dict[str, st
     if test.message:
         said[test.message] = test.test
     if twin is not None:
-        failed, points = test.record.get("failed"), test.record.get("crash_points")
+        failed, points = ((test.record.failed, test.record.crash_points) if test.record
+                          else (None, None))
         counted = f"; {failed} of {points} crash points failed" if failed else ""
-        cause = _cause_words(twin.record.get("cause", ""), capital=False)
+        cause = _cause_words(twin.cause, capital=False)
         return _wrap_head(f"{head}, as {twin.test} ({cause}){counted}", width)
     return [head, *_wrap(test.message, width, 6)] if test.message else [head]
 
@@ -165,15 +166,14 @@ def _zero_groups(results: list[StudentResult],
     for result in results:
         score = next((t for t in result.tests if t.test == test), None)
         if score is not None and score.submitted and not score.score:
-            cause = score.record.get("cause") or ("not_checked" if score.status == "not_checked"
-                                                  else "")
+            cause = score.cause or ("not_checked" if score.status == "not_checked" else "")
             groups.setdefault(cause, []).append((result.student, score))
     return groups
 
 
 def _example(scores: list[tuple[str, TestScore]]) -> str:
     """The shortest reason of a group, as an example of what its students read."""
-    reasons = [str(t.record.get("summary") or t.message) for _, t in scores]
+    reasons = [t.summary for _, t in scores]
     return shorten(min((r for r in reasons if r), key=len, default=""), 300)
 
 

@@ -63,6 +63,22 @@ c.LabApp.workspaces_dir = os.path.join(_here, ".jupyter", "lab", "workspaces")
 _in_container = os.path.exists("/.dockerenv") or os.path.exists("/run/.containerenv")
 if hasattr(os, "geteuid") and os.geteuid() == 0 and _in_container:
     c.ServerApp.allow_root = True
+
+# A student's environment hides nbgrader's instructor tools (`checkpoint-lab doctor`); this
+# JupyterLab is the instructor's, so they show here whatever the environment is.
+_TOOLS = ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:course-list",
+          "@jupyter/nbgrader:create-assignment")
+c.ServerApp.jpserver_extensions.update({{"nbgrader.server_extensions.formgrader": True,
+                                        "nbgrader.server_extensions.course_list": True}})
+
+
+def _show_instructor_tools(handler, page_config):
+    for key in ("disabledExtensions", "lockedExtensions"):
+        page_config[key] = [name for name in page_config.get(key, []) if name not in _TOOLS]
+    return page_config
+
+
+c.ServerApp.tornado_settings.update({{"page_config_hook": _show_instructor_tools}})
 '''
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import html
 import json
+import os
 import re
 import textwrap
 
@@ -120,6 +121,24 @@ def install() -> None:
             named.append(cell)
         return named
 
+    validate = Validator.validate
+
+    def _validate(self, filename):
+        # Validate's kernel is a fresh one: tell it which saved notebook it runs, so the checks'
+        # gate (graders.checks.gate) reads the student's answer from that file.
+        from graders.checks.gate import NOTEBOOK_ENV
+
+        before = os.environ.get(NOTEBOOK_ENV)
+        os.environ[NOTEBOOK_ENV] = os.path.abspath(filename)
+        try:
+            return validate(self, filename)
+        finally:
+            if before is None:
+                os.environ.pop(NOTEBOOK_ENV, None)
+            else:
+                os.environ[NOTEBOOK_ENV] = before
+
     _extract_error._checkpoint_lab = True
     Validator._extract_error = _extract_error
     Validator._get_failed_cells = _get_failed_cells
+    Validator.validate = _validate

@@ -3,7 +3,7 @@
 It never judges: :func:`record` returns a :class:`~graders.judge.recording.Recording` of facts
 gathered from outside the submission's processes (the judge's plain data type, the only thing of
 the judge it imports), and the grading layer (:mod:`graders.grading`) hands it to
-:mod:`graders.judge`. ``_bootstrap`` runs inside; ``framing`` and ``calls`` read and answer its
+:mod:`graders.judge`. ``_bootstrap`` runs inside; :mod:`graders.recording` reads and answers its
 frames, ``session`` runs one sandboxed run, ``fill_disk`` fills its disk from outside.
 """
 

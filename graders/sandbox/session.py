@@ -26,10 +26,10 @@ import graders.sandbox.filters as filters
 import graders.sandbox.uid_tier as uid_tier
 import graders.sandbox.uids as uids
 from graders.judge.recording import Recording, Snapshot
+from graders.recording.calls import CallServer
+from graders.recording.framing import FrameReader
 from graders.sandbox.box import TMP, TRACE_CAP, WORK, command, find_tools
-from graders.sandbox.calls import CallServer
 from graders.sandbox.fill_disk import limit_file_size
-from graders.sandbox.framing import FrameReader
 from graders.sandbox.snapshots import listing, read_safely
 
 __all__ = ["Session", "TRACE_BUDGET"]

@@ -99,20 +99,17 @@ def power_cut_rows(scenario: str = "support-tickets",
     from fake_llm import load_scenario
     from graders.judge.checkpoint_rules import check
     from graders.judge.matrix import build_matrix
-    from graders.judge.power import _power_point, _state_observation, power_moments
+    from graders.judge.power import judge_power_states
 
     sc = load_scenario(scenario)
     rows = []
     for name, save in (SAVES if saves is None else saves).items():
         matrix = build_matrix(_record(save + _LOOP, sc), sc)
         pm = next(p for p in matrix.points if p.point.id == "killed_during_tool_2")
-        moment = pm.moments[0]
-        [pw] = [p for p in power_moments([moment], matrix.ops)]
-        point = _power_point(pm.point)
-        good = pw.states[0].data if pw.states else None
-        ok = all(check(_state_observation(matrix, pm, moment, point, s), sc, point).passed
-                 for s in pw.states)
-        rows.append(PowerRow(name, list(dict.fromkeys(_words(s, good) for s in pw.states)), ok))
+        judged = judge_power_states(matrix, pm, sc, check)
+        good = judged[0][0].data if judged else None
+        rows.append(PowerRow(name, list(dict.fromkeys(_words(s, good) for s, _ in judged)),
+                             all(passed for _, passed in judged)))
     return rows
 
 

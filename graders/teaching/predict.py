@@ -177,24 +177,26 @@ def compare(prediction_id: str) -> Comparison:
 
 
 class AnswerLock(TextFallback, widgets.VBox):
-    """Under a written answer: lock it in, and the exercise's checks show what they found.
+    """Under a written answer: whether the checks below may show what they found yet.
 
-    Until then (in this kernel) the checks show only pass or fail and the crash points that
-    failed (`graders.checks.gate`): the student commits to a diagnosis before reading the
-    judge's. Run All does not press the button.
+    The gate is kept in the saved notebook (`graders.checks.gate`), not in this kernel: the
+    checks show their findings once the saved answer holds the student's own words. The button
+    reads the saved notebook again and says where the answer stands; it unlocks nothing by
+    itself, and Run All does not need it.
     """
 
-    rerun_hint = "Run this cell to lock in your answer (its button needs the running kernel)."
+    rerun_hint = "Run this cell to see whether your saved answer opens the checks."
 
     def __init__(self, grade_id: str, **kwargs) -> None:
         from graders.checks.gate import GATES
 
         if grade_id not in GATES.values():
-            raise KeyError(f"no check waits for {grade_id!r}; the gated answers are "
-                           f"{', '.join(sorted(GATES.values()))}")
+            raise KeyError(f"no check waits for {grade_id!r}; the answers the checks wait for "
+                           f"are {', '.join(sorted(GATES.values()))}")
         self.grade_id = grade_id
-        self.lock = widgets.Button(description="Lock in my answer", disabled=False,
-                                   tooltip="Then run the checks below: they show everything",
+        self.notebook = next(name for name, gate in GATES.items() if gate == grade_id)
+        self.lock = widgets.Button(description="I have written it: check my saved answer",
+                                   tooltip="Save the notebook first (Ctrl+S)",
                                    layout=widgets.Layout(width="max-content"))
         self.lock.add_class("cl-answer-lock")
         self.status = widgets.HTML()
@@ -205,26 +207,38 @@ class AnswerLock(TextFallback, widgets.VBox):
         self._show()
 
     def lock_in(self) -> None:
-        """Lock the written answer in, as the button does."""
-        from graders.checks.gate import mark_answered
-
-        mark_answered(self.grade_id)
+        """Read the saved notebook again and say whether its answer opens the checks."""
         self._show()
 
-    def _show(self) -> None:
-        from graders.checks.gate import answered
+    def is_open(self) -> bool:
+        """Whether the saved notebook's answer opens this exercise's checks."""
+        from graders.checks.gate import gate_open, saved_notebook
 
-        if answered(self.grade_id):
-            self.lock.disabled = True
-            self.status.value = ("Locked in. The checks below now say what they found: run "
-                                 "them again.")
+        return gate_open(self.notebook, saved_notebook(self.notebook, _user_namespace()))
+
+    def _show(self) -> None:
+        from graders.checks.gate import gate_state, held_back_text, saved_notebook
+
+        nb = saved_notebook(self.notebook, _user_namespace())
+        is_open, why = gate_state(self.notebook, nb)
+        if is_open:
+            self.status.value = ("Your saved answer is in. The checks below say what they found: "
+                                 "run them again.")
         else:
-            self.status.value = ("<em>Written your answer above? Lock it in: until then the "
-                                 "checks below show only pass or fail, and where.</em>")
+            self.status.value = html.escape(f"Not yet ({why}). {held_back_text(self.notebook, nb)}")
 
     def fallback_text(self) -> str:
-        return (f"Once your answer above is written, lock it in: lock_answer({self.grade_id!r})"
-                ".lock_in(). Until then the checks below show only pass or fail, and where.")
+        return (f"Once your answer above is written and saved, the checks below say what they "
+                f"found; lock_answer({self.grade_id!r}).lock_in() tells you where it stands.")
+
+
+def _user_namespace() -> dict:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return {}
+    shell = get_ipython()
+    return {"__session__": (getattr(shell, "user_ns", None) or {}).get("__session__")}
 
 
 def lock_answer(grade_id: str) -> AnswerLock:

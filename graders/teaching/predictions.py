@@ -24,7 +24,7 @@ _LIST = [
         question=("This loop saves nothing. It is killed while its second tool runs. What can a "
                   "restarted process pick up from?"),
         choices=(
-            Choice("From nothing: both tools ran, yet the task starts over.", True,
+            Choice("From nothing: both tools had run, yet the task starts over from the top.", True,
                    "With no file on disk, the scene died with the process; the ledger still "
                    "shows list_tickets and build_table as really run."),
             Choice("From the second tool: the first tool's result is still known.", False,
@@ -57,7 +57,7 @@ _LIST = [
             Choice("It refuses to load the file: it cannot tell what to do next.", False,
                    "The model's conversation is all there, so resume can carry on; what it "
                    "cannot do is say what it is carrying on with."),
-            Choice("It asks the model what the task was, and fills the field in.", False,
+            Choice("It asks the model what the task was, and fills it in.", False,
                    "The model can only guess from the conversation; nothing promises the first "
                    "message still states the task (after compaction it may not)."),
             Choice("It finishes the work, but cannot say which task it resumed.", True,
@@ -108,7 +108,7 @@ _LIST = [
             Choice("None: turns says one turn ran, so resume skips that turn.", False,
                    "turns is a count, not the conversation: the model sees only the messages it "
                    "is sent."),
-            Choice("list_tickets: the model starts again and asks for it.", True,
+            Choice("list_tickets: the model asks for it again.", True,
                    "With no conversation, resume can only hand the model the task, and the "
                    "model begins from the first step, on top of the first run's side effects."),
             Choice("build_table: resume runs the step that had not finished.", False,
@@ -131,7 +131,7 @@ _LIST = [
                    "know a call was in flight, and goes straight to the model."),
             Choice("Nothing goes wrong: build_table had finished by then.", False,
                    "Nobody knows whether it finished: the process died while it ran."),
-            Choice("It asks the model to name the tool again, and goes on.", False,
+            Choice("It asks the model to name the tool again.", False,
                    "The model is never asked: the request is refused first, because the "
                    "conversation it would be sent ends in a call with no result."),
         ),
@@ -159,7 +159,7 @@ _LIST = [
                   "in flight: build_table has finished, and its result is in memory. What does "
                   "resume, run from checkpoint.json, do with build_table?"),
         choices=(
-            Choice("Runs it again: the checkpoint names it as in flight.", True,
+            Choice("Runs it again: the checkpoint still names it as in flight.", True,
                    "The newest save is save point A of turn 2, and its pendingToolUse names "
                    "build_table. Nothing saved the result, so resume must treat the call as "
                    "unfinished, and runs it a second time."),
@@ -234,7 +234,7 @@ _LIST = [
             Choice("One entry, tool 3's: the finished calls left the list.", False,
                    "Nothing leaves the list until save point B: resume needs the finished calls' "
                    "results, and their ids, to write the turn's one result message."),
-            Choice("The three calls; tools 1 and 2 with their results.", True,
+            Choice("The three calls, and tools 1 and 2 along with their results.", True,
                    "Save point A listed all three; each finished call gained its result and was "
                    "saved before the next tool started. Resume reuses two results and "
                    "reconciles tool 3."),

@@ -15,7 +15,8 @@ QUESTIONS: tuple[Quiz, ...] = (
         ),
         choices=(
             Choice(
-                "The save made after tool 1's result was recorded, which says nothing of call 2.",
+                "The save made after tool 1's result was recorded, which says nothing at all of "
+                "call 2.",
                 True,
                 "The newest save is the one after turn 1. Call 2 left no mark on disk, so resume "
                 "cannot tell a tool was running; it asks the model again and build_table runs "

@@ -29,7 +29,7 @@ QUESTIONS: tuple[Quiz, ...] = (
                 "rename may be on disk before the bytes it points at.",
             ),
             Choice(
-                "A power cut soon after: the rename may reach the disk before the bytes.",
+                "A power cut soon after: the rename may land before the bytes.",
                 True,
                 "A killed process leaves its bytes in the page cache, and the system writes them "
                 "out; a power cut takes the cache with it. A file system may have written the "
@@ -53,7 +53,7 @@ QUESTIONS: tuple[Quiz, ...] = (
         ),
         choices=(
             Choice(
-                "The previous save, although the next tool already ran.",
+                "The previous save, although the next tool had already run.",
                 True,
                 "The rename changed the folder, and nothing synced the folder: the file system "
                 "may not have written that change. The loop trusted a save that the disk does not "

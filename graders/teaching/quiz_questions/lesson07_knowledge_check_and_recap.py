@@ -37,7 +37,7 @@ QUESTIONS: tuple[Quiz, ...] = (
             ),
             Choice(
                 "A kill mid-write leaves a half-written file, and the previous save is already "
-                "gone.",
+                "gone from the disk.",
                 True,
                 "open(..., 'w') empties checkpoint.json before the first new byte goes in, so "
                 "until the last byte is written the only copy of the scene is a prefix of a JSON "
@@ -186,7 +186,8 @@ QUESTIONS: tuple[Quiz, ...] = (
                 "worth knowing, but it is not why the directory matters.",
             ),
             Choice(
-                "A rename works only within one filesystem, and /tmp may be another one.",
+                "A rename works only within a single filesystem, and /tmp may well be on "
+                "another one.",
                 True,
                 "os.replace only repoints a directory entry at a file the same filesystem holds. "
                 "Across filesystems it fails (EXDEV), and shutil.move falls back to a copy that "
@@ -210,7 +211,7 @@ QUESTIONS: tuple[Quiz, ...] = (
         ),
         choices=(
             Choice(
-                "So a crash before B does not lose the finished calls' results.",
+                "So that a crash before save point B loses none of the finished calls' results.",
                 True,
                 "A result held in memory dies with the process; killed while tool 3 runs, resume "
                 "would run tools 1 and 2 again (a second email, a second charge). Saved as it "

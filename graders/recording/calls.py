@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable
 
 from graders.judge.recording import Call, Recording, Snapshot
-from graders.sandbox.framing import Frame
+from graders.recording.framing import Frame
 
 __all__ = ["CallServer", "CALL_CAP", "FRAME_COUNT_CAP"]
 
