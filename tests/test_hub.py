@@ -249,7 +249,10 @@ def _login(browser, hub, student: str):
 
 
 def _fetch(page, hub, student: str, assignment: str) -> dict:
-    xsrf = next((c["value"] for c in page.context.cookies() if c["name"] == "_xsrf"), "")
+    # one _xsrf cookie per path (the hub's, each student's server's): this student's
+    cookies = [c for c in page.context.cookies() if c["name"] == "_xsrf"]
+    xsrf = next((c["value"] for c in cookies if c["path"].startswith(f"/user/{student}")),
+                cookies[-1]["value"] if cookies else "")
     response = page.request.post(
         f"{hub['url']}/user/{student}/assignments/fetch",
         form={"course_id": "checkpoint-lab", "assignment_id": assignment},
