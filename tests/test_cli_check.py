@@ -255,6 +255,7 @@ def _as_hub_student(home: Path) -> dict:
     return env | {"HOME": str(home), "CHECKPOINT_LAB_COURSE": str(home / "no-checkout")}
 
 
+@pytest.mark.sandbox
 def test_on_a_hub_a_bare_name_checks_the_copy_the_assignments_tab_fetched(tmp_path):
     """Issue 28 item 4: `checkpoint-lab check NAME`, as the notebook says, in a hub home that
     holds lesson2/ (nbgrader's fetch), from the home folder and from anywhere else."""
