@@ -34,7 +34,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-pytestmark = [pytest.mark.hub, pytest.mark.browser, pytest.mark.nbgrader,
+pytestmark = [pytest.mark.hub, pytest.mark.browser, pytest.mark.nbgrader, pytest.mark.install,
               pytest.mark.timeout(1800)]
 
 CACHE = ROOT / ".hub-cache"
