@@ -68,10 +68,13 @@ def main() -> int:
             per_point = statistics.median(points_cost)
             one = statistics.median(child)
             print(f"{scenario}, jobs={jobs}: {n} crash points")
-            print(f"  whole matrix, runner start included: {statistics.median(walls):6.3f} s "
-                  f"(median of {args.repeat}; runner start {statistics.median(starts):.3f} s)")
-            print(f"  one crash point, matrix wall / points: {per_point * 1000:6.2f} ms "
-                  f"= {per_point / fork:5.1f} x a bare fork")
+            goal = " (goal <= 0.3 s)" if scenario == "support-tickets" else ""
+            print(f"  {scenario}, jobs={jobs}, whole matrix (median of {args.repeat}; runner "
+                  f"start {statistics.median(starts):.3f} s), runner start included: "
+                  f"{statistics.median(walls):6.3f} s{goal}")
+            print(f"  {scenario}, jobs={jobs}, one crash point, matrix wall / points "
+                  f"({per_point / fork:5.1f} x a bare fork): {per_point * 1000:6.2f} ms "
+                  "(goal <= 5 ms)")
             print(f"  one crash point, fork to reap (median of {len(child)}): {one * 1000:6.2f} ms "
                   f"= {one / fork:5.1f} x a bare fork")
     return 0

@@ -65,6 +65,7 @@ _WHERE = {
     "show_knowledge_check": "graders.teaching.widgets",
     "power_cut_table": "graders.teaching.power_cut",
     "show_turn": "graders.teaching.parallel_turn",
+    "show_power_steps": "graders.teaching.power_steps",
     "turn_moments": "graders.teaching.parallel_turn",
     "cross_filesystem_rename": "graders.teaching.deeper",
     "two_writers": "graders.teaching.deeper",

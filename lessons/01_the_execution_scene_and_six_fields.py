@@ -75,9 +75,9 @@ compare("no_checkpoint")
 # scene that knew about them is gone.
 #
 # A *checkpoint* is that scene written to a file, in a form a new process can load and carry on
-# from. Anthropic's account of its multi-agent research system puts it this way:
-# long-running agents stay reliable by combining "the adaptability of AI agents built on Claude
-# with deterministic safeguards like retry logic and regular checkpoints"
+# from. Anthropic's account of its multi-agent research system makes the same point in its own
+# terms: an agent that runs for a long time stays reliable when its flexible, model-driven steps
+# are backed by fixed machinery, retries and checkpoints taken at regular points
 # ([How we built our multi-agent research system](https://www.anthropic.com/engineering/multi-agent-research-system)).
 # This lesson is the checkpoint half: what a checkpoint holds, when the loop saves it, and how a
 # save survives a crash in the middle of it.
@@ -92,7 +92,7 @@ compare("no_checkpoint")
 # | `version` | the protocol version: resume checks it before anything else, and refuses a version it does not know |
 # | `task` | the user's task, in words: after a restart, the file is all the harness knows about what it was doing |
 # | `turns` | how many turns have run: the max-turn cap counts on from it, instead of from zero |
-# | `tokensUsed` | the output tokens so far, the sum of every response's `output_tokens`: one part of what the run costs, and in this course's protocol what the compaction threshold is judged against |
+# | `tokensUsed` | the output tokens so far, the sum of every response's `output_tokens`: a budget counter, one part of what the run costs (this course's protocol also times its compaction by it) |
 # | `messages` | the whole conversation: each model call is sent this list, and it is all the model will know |
 # | `pendingToolUse` | `None`, or `{id, name, input}` of a tool the model named whose result is not recorded yet |
 #
@@ -132,9 +132,8 @@ resume(checkpoint)
 predict("field_version")
 
 # %%
-say(resume(dict(checkpoint, version=2)).to_text())
-print()
-say(resume(without(checkpoint, "version")).to_text())
+say(resume(dict(checkpoint, version=2)).problem("version"))
+say(resume(without(checkpoint, "version")).problem("version"))
 compare("field_version")
 
 # %% [markdown]
@@ -172,9 +171,10 @@ compare("field_turns")
 # %% [markdown]
 # ### `tokensUsed`
 #
-# In this course's protocol, compaction (from the context-engineering course) runs when the count
-# of output tokens crosses a threshold. Put the threshold just past what the checkpoint has
-# already counted:
+# `tokensUsed` is a budget counter: a run that may spend so many tokens stops, or asks, when the
+# count crosses its limit. This course's protocol keeps one simple limit of that kind, a
+# threshold at which compaction (from the context-engineering course) runs. Put it just past
+# what the checkpoint has already counted:
 
 # %%
 predict("field_tokens_used")
@@ -198,8 +198,14 @@ print(f"without tokensUsed: compaction {when(lost)}")
 compare("field_tokens_used")
 
 # %% [markdown]
+# Any limit kept against the count fails the same way: a budget restarted at zero is spent twice.
 # Output tokens are one part of what a run costs; the input, re-sent every turn, is usually the
 # larger (part 6). Lost, the count can only be re-estimated from the messages, not exactly.
+#
+# Real agents rarely time compaction by this count. They judge it on the size of the context the
+# next request will send: the latest response's `input_tokens` with its two cache fields, or a
+# token count of `messages`. That size can be worked out again from `messages` alone, so a
+# compaction judged on it survives a lost `tokensUsed`; the budget does not.
 #
 # ### `messages`
 #
@@ -228,7 +234,9 @@ compare("field_messages")
 predict("field_pending_tool_use")
 
 # %%
-say(resume(without(checkpoint, "pendingToolUse")).to_text())
+lost = resume(without(checkpoint, "pendingToolUse"))
+say(lost.problem("pendingToolUse"))
+say("Then:", lost.outcome, "The second: the model refused the conversation it was sent.")
 compare("field_pending_tool_use")
 
 # %% [markdown]
@@ -251,7 +259,8 @@ show_quiz("tokens_used_missing")
 drop = ["turns", "tokensUsed"]
 report = resume(without(migration.state, *drop), scenario="long-migration", max_turns=5,
                 compaction_threshold=threshold)
-say(report.to_text())
+for name in drop:
+    say(report.problem(name))
 
 # %% [markdown]
 # ## Glossary

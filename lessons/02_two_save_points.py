@@ -97,8 +97,8 @@ print("After a finished run, pendingToolUse names:",
 
 # %% [markdown]
 # A supervisor restarting from that file would run `build_table` once more (neither loop here
-# writes "done"; a real harness would). One save point trades one blind spot for the other;
-# both together tell resume the whole story.
+# writes "done"; a real harness would). One save point trades one blind spot for the other.
+# Together they shrink the blind spot to a narrow window, which the timeline below shows.
 #
 # ## The crash timeline
 #
@@ -121,6 +121,27 @@ show_timeline(timeline, moment="tool_2", save_points="B only", write_mode="in pl
 #    changed, and what lies beside `checkpoint.json`?
 # 3. With "B only", some moments in the strip are striped: why does that loop not save there?
 # 4. "A only" at moment 5: what does `pendingToolUse` say about `list_tickets`?
+# 5. "A and B", "temp + rename", moment 8: which tool runs twice, and why?
+#
+# ## Even A and B can run a tool twice
+#
+# Take the loop this part recommends: both save points, and "temp + rename". Kill it at moment 4,
+# while save point B of turn 1 is being written: `list_tickets` has returned, and its result is
+# in memory. Before you run the next cell, write down what `checkpoint.json` holds then, and what
+# resume will do with it.
+
+# %%
+show_timeline(timeline, moment="save_B_1", save_points="A and B", write_mode="temp + rename")
+
+# %% [markdown]
+# The file is still save point A of turn 1, whose `pendingToolUse` names `list_tickets`. Resume
+# cannot tell "named, never run" from "ran, result not saved yet", so it runs the tool a second
+# time. No placement of saves closes this window: the tool's effect and the save that records it
+# are two steps, and a kill can fall between them. So a tool runs *at least once*, not exactly
+# once, and resume has to *reconcile* a pending call instead of simply running it again: find
+# out whether the call already took effect. The one name both sides share is the call's
+# `tool_use` id; passed to the tool as an idempotency key, it lets the tool say "done already".
+# The next lesson, *Resuming from a checkpoint*, builds that.
 #
 # ## Check yourself
 

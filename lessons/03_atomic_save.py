@@ -41,7 +41,8 @@ show_code(lesson_function("save_checkpoint", write_mode="in place"), language="p
 # ## A real torn write
 #
 # The harness kills the lesson's loop (B only, in place) part-way through save 2: the kernel lets
-# the write reach half of its bytes, then stops the process.
+# the write go on up to a byte count the harness picks, then stops the process. Here the count
+# is save 1's length, on purpose: watch the file's size.
 
 # %%
 from graders.notebook import compare, predict
@@ -66,7 +67,8 @@ compare("torn_in_place")
 say(resume(torn.checkpoint).to_text())
 
 # %% [markdown]
-# Nothing is left to fall back on: opening the file emptied save 1. The task starts over, and
+# The file is exactly as long as save 1 was, and it is not save 1: the same size is no evidence
+# that a file is whole. Nothing is left to fall back on: opening the file emptied save 1. The task starts over, and
 # the tools run again, `build_table` too, although it had *finished*: a tool that sends an email
 # would send it twice. (The next lesson uses each call's `tool_use` id as an idempotency key.)
 #
@@ -107,7 +109,8 @@ compare("torn_atomic")
 #   *running programs see*; a *power cut* is [part 4](04_power_cuts.ipynb).
 # - **`os.replace`, not `os.rename`.** On Windows `os.rename` fails when `checkpoint.json`
 #   exists, at every save after the first; `os.replace` replaces it, though Windows does not
-#   document that as atomic, and it fails while another process holds the file open.
+#   document that as atomic, and it fails while another process holds the file open without
+#   sharing it for deletion (as Python's own `open()` does).
 # - **The temp file in the same directory.** A rename cannot cross filesystems, and
 #   `tempfile.mkstemp()` without `dir=` may land on another one (a tmpfs): the rename fails, or
 #   `shutil.move` quietly copies, and a copy tears like any write. Tried for real:

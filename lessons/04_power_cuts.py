@@ -44,13 +44,14 @@
 # ## Four saves, one power cut
 #
 # A test cannot pull the plug, but it can record a save's file operations and list every crash
-# state a power cut *may* leave. The course's model is a conservative one of what POSIX lets a
-# file system keep (after Pillai et al., "All File Systems Are Not Created Equal", OSDI 2014):
-# a file's data written since its last fsync may be kept whole, in part, as zeros or not at all;
-# a folder's changes since its last fsync may be undone, the latest first. Real file systems
-# lose less, each its own way (ext4 `data=ordered` or `writeback`, btrfs, xfs); the order of
-# directory changes is the file system's, not the disk's. A save that survives the model
-# survives them all.
+# state a power cut *may* leave. POSIX itself says nothing about what survives a crash. The
+# course's model is a conservative summary of what ext4, xfs and btrfs were measured to keep
+# (after Pillai et al., "All File Systems Are Not Created Equal", OSDI 2014): a file's data
+# written since its last fsync may be kept whole, in part, as zeros or not at all (never another
+# file's old blocks, which ext4 `data=writeback` can show); a folder's changes since its last
+# fsync may be undone, the latest first (not every file system keeps that order); and an fsync
+# that returned is trusted. A save that survives the model survives any file system that honours
+# fsync and keeps no stranger states.
 #
 # Four saves differ only in their fsyncs: none, the temp file's before the rename, the folder's
 # after it, or both. They run below in the grader (Linux); the table shows every state a power
@@ -79,9 +80,23 @@ compare("power_cut_empty")
 #
 # Many saves in the wild make the first fsync and not the second.
 #
+# ## Step through one save
+#
+# The table showed one moment, tool 2 running. Now cut the power inside the save just before it,
+# step by step: before the write, before each fsync, before the rename, and once the save has
+# returned. Pick a save, predict what each step could leave, then move the slider. Where does
+# "the previous save" stop being possible, where does "the new save" start, and at which step
+# does each save lose for good?
+
+# %%
+from graders.notebook import show_power_steps
+
+show_power_steps("both")
+#
 # **Where this stops.** On macOS `os.fsync` leaves the data in the drive's own cache (Apple's
 # `fsync(2)` says so); `fcntl.fcntl(fd, fcntl.F_FULLFSYNC)` empties it. On Windows Python cannot
-# sync a folder (`os.open` on a directory fails), and no durable rename is documented instead.
+# sync a folder (`os.open` on a directory fails); `os.replace` asks Windows for no write-through,
+# and Windows documents no durable guarantee for a rename on one volume.
 # Network file systems promise less. A write through a memory map escapes the recording. And
 # each fsync costs time: [part 6](06_claude_code_and_what_checkpoints_cost.ipynb) measures it.
 #

@@ -32,7 +32,9 @@
 # service, asked for at once. Every block needs its `tool_result`, all in the one user message
 # that follows; one missing, or spread over two messages, and the API answers 400. It pairs each
 # result with its call by `tool_use_id`, so their order is free: this course writes them in the
-# order of the blocks, as a habit, and its checks accept any order.
+# order of the blocks, as a habit, and its checks accept any order. One order *is* fixed: in
+# that message the `tool_result` blocks come first, before any text block (a note written
+# before them is refused too, by the API and by the course's fake model).
 #
 # ## What the checkpoint must hold
 #

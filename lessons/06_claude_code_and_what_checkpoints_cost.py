@@ -25,10 +25,10 @@
 # ## A checkpoint per user prompt
 #
 # Claude Code uses the word "checkpoint" too. Its documentation
-# ([Checkpointing, Claude Code Docs](https://code.claude.com/docs/en/checkpointing)) says that
-# "checkpointing automatically captures the state of your code before each user prompt", that
-# "every user prompt creates a new checkpoint", and that "Claude Code saves checkpoints with the
-# conversation, so you can still run /rewind after you resume a session". The same page lists
+# ([Checkpointing, Claude Code Docs](https://code.claude.com/docs/en/checkpointing)) describes
+# them this way: before each prompt a person sends, Claude Code records the state of the code on
+# its own, so each prompt gets one checkpoint; and the checkpoints are stored along with the
+# conversation, so `/rewind` still works in a session that was resumed. The same page lists
 # what they leave out: files changed by bash commands are not tracked, only edits made through
 # Claude Code's own file-editing tools.
 #
@@ -58,8 +58,8 @@ show_quiz("claude_code_unit")
 # Every loop turn writes the whole state twice: for a short task that ends normally, pure
 # overhead. Anthropic's advice in
 # [Building Effective AI Agents](https://www.anthropic.com/engineering/building-effective-agents)
-# applies: "you should consider adding complexity only when it demonstrably improves outcomes."
-# So measure it.
+# applies: add a piece of machinery only once you can show it makes the results better. So
+# measure it.
 #
 # The `large-results` scenario reads a day of web logs per tool call, tens of kB each. The
 # measurement builds a correct loop's state turn by turn and times [part 4](04_power_cuts.ipynb)'s

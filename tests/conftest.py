@@ -256,7 +256,8 @@ LINKED = {student for student, (level, name, _) in STUDENTS.items()
           if name and _catalog().directives(level, name).get("symlink-to")}
 LISTEN = ("127.0.0.1", 47613)
 #: What nbgrader and the grade command themselves write in the course directory (not hashed).
-NBGRADER_WRITES = ("gradebook.db", "autograded", "feedback", "submitted",
+NBGRADER_WRITES = ("gradebook.db", "autograded", "feedback", "submitted", "gradebook-backups",
+                   ".checkpoint-lab-grading",
                    "checkpoint-lab-grade.log")
 SOLUTIONS = "the checkout's solutions/"
 #: Names the catalog's cheats drop in /tmp or /dev/shm when nothing stops them.

@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("graders", "fake_llm")
-MAX_MODULE_LINES = 400
+MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 60
 
 
@@ -111,7 +111,7 @@ def test_there_is_no_import_cycle():
         " <-> ".join(c) for c in cycles)
 
 
-def test_no_module_is_longer_than_400_lines():
+def test_no_module_is_longer_than_the_cap():
     long = {str(p.relative_to(ROOT)): n for p in _code_files()
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
     assert not long, f"modules over {MAX_MODULE_LINES} lines (split them by job): {long}"

@@ -46,6 +46,36 @@ def test_a_cause_shown_under_one_check_is_named_not_repeated_under_the_next():
     assert "The same as under l4_no_call_lost (no_crash), above." in text
 
 
+def test_one_copy_of_an_error_across_the_check_cells_of_one_kernel():
+    """Issue 30: each check cell printed the same FakeModelError; the later cells (and the
+    self-check) refer to the cell that showed it, and a cell run again shows it in full."""
+    error = ("Your run_agent raised FakeModelError: [tool_result_missing] messages[1] asked for "
+             "fetch_logs (id toolu_01AAA), fetch_metrics (id toolu_01BBB)")
+    results = {cid: CheckResult(cid, False, 0, "m", [_verdict("no_crash", error, ())],
+                                summary="did not get through")
+               for cid in ("l4_no_call_lost", "l4_results_kept")}
+    seen: dict = {}
+    first = str(ResultTable([results["l4_no_call_lost"]], seen=seen, cell="l4_no_call_lost"))
+    second = str(ResultTable([results["l4_results_kept"]], seen=seen, cell="l4_results_kept"))
+    again = str(ResultTable([results["l4_no_call_lost"]], seen=seen, cell="l4_no_call_lost"))
+    assert "FakeModelError" in first and "FakeModelError" in again
+    assert "FakeModelError" not in second and "l4_no_call_lost (no_crash), above" in second
+    assert "toolu_01AAA" not in first and "fetch_logs, fetch_metrics" in first, "names suffice"
+    whole = str(ResultTable(list(results.values()), hidden=[CHECKS["l4_no_call_lost_hidden"]],
+                            seen=dict(seen), cell="self_check"))
+    assert "FakeModelError" not in whole and "l4_no_call_lost_hidden" not in whole
+    assert whole.count("in the check's own cell, above") == 2
+    alone = str(ResultTable(list(results.values()), seen={}, cell="self_check"))
+    assert alone.count("FakeModelError") == 1, "a self-check run alone shows everything once"
+
+
+def test_an_id_stays_where_one_name_has_two():
+    from graders.checks.table import short_ids
+
+    assert short_ids("a (id toolu_1), b (id toolu_2)") == "a, b"
+    assert short_ids("a (id toolu_1), a (id toolu_2)") == "a (id toolu_1), a (id toolu_2)"
+
+
 def test_at_most_a_few_causes_under_one_check():
     verdicts = [_verdict(f"torn_write_save_{i}", f"cause {i}", (f"p{i}",))
                 for i in range(1, MAX_POINT_ROWS + 4)]

@@ -300,6 +300,7 @@ def test_the_five_missing_fields_pass(answer):
       "resume cannot tell a tool call was left dangling"]),
     ('MISSING_FIELDS = {"version", "task", "turns", "tokensUsed", "pendingToolUse", "messages"}',
      ["messages is the one field the starter does save"]),
+    ('MISSING_FIELDS = {"task"}', ["has 1 of the 5", "4 more of the fields"]),
     ('MISSING_FIELDS = {"version", "task", "turns", "tokens_used", "pendingToolUse"}',
      ["'tokens_used' is not spelled as the checkpoint spells its key 'tokensUsed'"]),
     ('MISSING_FIELDS = {"version", "task", "turns", "tokensUsed", "pendingToolUse", "fsync"}',
@@ -314,8 +315,8 @@ def test_the_five_missing_fields_pass(answer):
     ('import os\nos._exit(3)', ["ended the Python process (exit status 3)"]),
     ('from graders.loop.resume import SIX_FIELDS\nMISSING_FIELDS = set(SIX_FIELDS) - {"messages"}',
      ["No module named 'graders'"]),
-], ids=["four", "messages", "misspelt", "unknown", "string", "empty", "numbers", "undefined",
-        "raises", "syntax", "os_exit", "imports_the_grader"])
+], ids=["four", "messages", "one_guess", "misspelt", "unknown", "string", "empty", "numbers",
+        "undefined", "raises", "syntax", "os_exit", "imports_the_grader"])
 @pytest.mark.sandbox
 def test_wrong_missing_fields_fail_saying_why(answer, expected):
     """An answer cell runs in the sandbox, where the grader's own package is not."""
@@ -323,6 +324,9 @@ def test_wrong_missing_fields_fail_saying_why(answer, expected):
     assert not result.passed and result.points_earned == 0
     for text in expected:
         assert text in result.message, result.message
+    if "{\"task\"}" in answer:  # a guess of one field is not answered with the other four
+        assert not any(f in result.message for f in ("version", "turns", "tokensUsed",
+                                                     "pendingToolUse"))
 
 
 @pytest.mark.sandbox
@@ -343,10 +347,24 @@ def test_the_missing_fields_decision_is_not_the_cell_s_own_output():
 # -- Level 1: a save with all six fields ---------------------------------------------------------
 
 @pytest.mark.sandbox
-def test_the_level1_starter_save_names_what_is_lacking():
+def test_the_level1_starter_save_counts_what_is_lacking_without_naming_it():
+    # Naming the five would answer l1_missing_fields, the check above it (issue 30, G3).
     bad = level1(save=_function(STARTER1, "save_checkpoint"))["l1_saves_all_six"]
     assert not bad.passed
-    assert "lacks version, task, turns, tokensUsed, pendingToolUse" in bad.message
+    assert "lacks 5 of the six fields" in bad.message
+    for field in ("version", "task", "turns", "tokensUsed", "pendingToolUse"):
+        assert field not in bad.message
+
+
+@pytest.mark.sandbox
+def test_a_save_lacking_one_field_names_it_and_what_resume_loses():
+    save = _function(STARTER1, "save_checkpoint")
+    one_short = save.replace('"messages"', '"version": 1, "task": state["task"], '
+                             '"turns": state["turns"], "tokensUsed": state["tokensUsed"], '
+                             '"messages"', 1)
+    bad = level1(save=one_short)["l1_saves_all_six"]
+    assert not bad.passed
+    assert "lacks pendingToolUse" in bad.message and "dangling" in bad.message
 
 
 @pytest.mark.parametrize("name, expected", [
@@ -481,7 +499,8 @@ def test_evaluate_check_on_live_functions_agrees_with_grading(check_id, tmp_path
     assert not evaluate_check(check_id, starter).passed
 
 
-def test_run_check_shows_the_result_and_a_hidden_check_says_when_it_runs(capsys):
+def test_run_check_shows_the_result_and_a_hidden_check_says_when_it_runs(capsys, monkeypatch):
+    monkeypatch.setenv("CHECKPOINT_LAB_SHOW_ALL", "1")  # the gate is tests/test_gate.py's
     points = run_check("l1_missing_fields", {"MISSING_FIELDS": {"version"}})
     assert points == 0 and points.out_of == 2 and "0 of 2 points" in points._repr_html_()
     out, err = capsys.readouterr()

@@ -160,11 +160,14 @@ def _record(check_id: str, message: str, cause: str):
 
 
 def test_format_student_wraps_every_line_to_the_width():
+    from graders.checks.record import CheckRecord
     from graders.nbgrader_plumbing.gradebook import StudentResult, TestScore
     from graders.nbgrader_plumbing.score_report import format_student
 
     reason = "Killed halfway through save 1: checkpoint.json held 936 of its 1,873 bytes. " * 4
-    record = _record("l2_atomic_save", reason.strip(), "in_place_write")
+    record = CheckRecord(check_id="l2_atomic_save", notebook="02", title="t", hidden=False,
+                         points=3.0, score=0.0, status="failed", message=reason.strip(),
+                         summary=reason.strip(), cause="in_place_write")
     result = StudentResult("ann", [TestScore("02", "l2_atomic_save", 0, 3, record),
                                    TestScore("01", "l1_saves_all_six", 0, 3, None,
                                              submitted=False)], ["a note " * 20])
@@ -189,3 +192,24 @@ def test_the_class_table_names_each_cause_in_words_with_its_code():
     assert "The run was still going after the timeout (hung) (1): bo" in text
     assert "No reason recorded (1): cy" in text
     assert "no save point a" not in text
+
+
+@pytest.mark.nbgrader
+def test_a_second_run_on_one_course_is_refused_in_one_line(course, tmp_path, capsys):
+    from graders.nbgrader_plumbing.grading_batch import batch_lock
+
+    (tmp_path / "subs" / "ann").mkdir(parents=True)
+    backups = set((course.root / "gradebook-backups").glob("*"))
+    with batch_lock(course):  # another run, grading this course now
+        status, _, err = _grade(capsys, str(tmp_path / "subs"), "--course", str(course.root),
+                                "--csv", str(tmp_path / "s.csv"))
+    assert status == 2 and "another `checkpoint-lab grade` is grading" in _one_line(err)
+    assert set((course.root / "gradebook-backups").glob("*")) == backups
+    assert not (tmp_path / "s.csv").exists()
+
+
+@pytest.mark.nbgrader
+def test_the_course_itself_is_not_a_folder_of_hand_ins(course, tmp_path, capsys):
+    status, _, err = _grade(capsys, str(course.root), "--course", str(course.root),
+                            "--csv", str(tmp_path / "s.csv"))
+    assert status == 2 and "is the course directory" in _one_line(err)

@@ -398,3 +398,34 @@ def test_the_walkthrough_shows_the_starter_beside_the_reference_as_they_are():
         "regenerate its diff blocks from graders.teaching.variants.starter_reference_diff")
     lessons = "\n".join(p.read_text() for p in (ROOT / "lessons").glob("*.py"))
     assert "starter_reference_diff" not in lessons and "toggle_diff" not in lessons
+
+
+def test_no_level2_text_names_a_fix_or_points_at_both_failures_even_after_the_checks():
+    """Issue 30: "Once your checks pass" named os.replace; "What is wanted" and "How it is
+    checked" told which call must be on disk (G6)."""
+    text = "\n".join(cell.source for cell in cells("02_two_latent_failures")
+                     if cell.cell_type == "markdown" and not meta(cell).get("solution"))
+    for giveaway in ("os.replace", "atomic save", "save point A", "mkstemp", "saves only",
+                     "which tool calls were started", "a call that was started must",
+                     "must be a complete save"):
+        assert giveaway not in text, f"the Level 2 text gives the fix away: {giveaway!r}"
+
+
+def test_level4_gives_invariants_and_asks_a_transfer_question():
+    """Issue 30, G7: no JSON layout of pendingToolUse to copy; the written part is about
+    asyncio.gather and a slow save, not a repeat of lesson 05."""
+    intro = next(c.source for c in cells("04_parallel_tool_calls")
+                 if meta(c)["grade_id"] == "l4_intro")
+    assert "```json" not in intro and "toolu_01A" not in intro
+    assert "before any text" in intro, "F7: tool_result blocks come before any text"
+    written = next(c.source for c in cells("04_parallel_tool_calls")
+                   if meta(c)["grade_id"] == "l4_written_intro")
+    assert "asyncio.gather" in written and "slow" in written and "lands last" in written
+    assert "reasoning is the same" not in written
+
+
+def test_level1_does_not_tell_resume_s_outcome_above_the_cell_that_shows_it():
+    """Issue 30, G8."""
+    part4 = next(c.source for c in cells("01_incomplete_checkpoint")
+                 if meta(c)["grade_id"] == "l1_part4")
+    assert "refuses" not in part4 and "finishes the task" not in part4

@@ -135,9 +135,11 @@ def test_the_messages_name_the_state_and_what_resume_runs_into():
     assert "run it again" in rename_msg
     early = level3("tests/fixtures/03_power_cut/fails_directory_synced_before_rename.py",
                    include_hidden=False)["l3_directory_synced"].message
-    assert "the folder is put on the disk before the rename" in early
+    assert "the rename itself may never have reached the disk" in early
     for message in (data, rename_msg, early):
         assert "os.fsync(" not in message, "the fix is in the hints, not the message"
+        for fix in ("nothing had put", "the folder is put", "too late", "folder's new entry"):
+            assert fix not in message, f"the message says where the missing step goes: {fix}"
 
 
 def _words(text: str) -> bool:
@@ -195,3 +197,16 @@ def test_the_lesson_table_shows_the_four_saves_from_the_grading_engine():
     assert any("empty" in s for s in rows["the folder only"].states)
     assert any("rename was undone" in s for s in rows["the file only"].states)
     assert rows["both"].states == ["the save A made before tool 2 (complete)"]
+
+
+@pytest.mark.parametrize("label", [
+    "while save 1 (save point A, before tool 1 ran) was being written",
+    "1,594 of 2,269 bytes in save 1 (save point A, before tool 1 ran)",
+])
+def test_a_power_cut_in_a_save_is_labelled_once(label):
+    """Issue 30, F12: "was being written was being written" in every failing message."""
+    from graders.judge.crash_points import CrashPoint
+    from graders.judge.power import _power_point
+
+    point = _power_point(CrashPoint("torn_write_save_1", "torn_write", 1, label))
+    assert point.label == "while save 1 (save point A, before tool 1 ran) was being written"

@@ -102,17 +102,21 @@ def test_the_lesson_view_walks_one_multi_call_turn_from_the_reference():
 
     moments = turn_moments("incident-triage", 1)
     assert [m.label for m in moments] == [
-        "model call 1 asks for 3 tools", "save point A: every call listed",
-        "tool 1 (fetch_logs) runs", "save: tool 1's result kept",
-        "tool 2 (fetch_metrics) runs", "save: tool 2's result kept",
+        "model call 1 asks for 3 tools", "after save point A: every call listed",
+        "tool 1 (fetch_logs) runs", "after a save: tool 1's result kept",
+        "tool 2 (fetch_metrics) runs", "after a save: tool 2's result kept",
         "tool 3 (list_deploys) runs",
-        "save point B: one result message, pendingToolUse null",
+        "tool 3 returned, its result in memory only (save point B being written)",
+        "after save point B: one result message, pendingToolUse null",
         "model call 2 (after the turn)"]
     while_3 = moments[6]
     assert [("result" in e) for e in while_3.checkpoint["pendingToolUse"]] == [True, True, False]
     assert "reuses the result of tools 1 and 2" in while_3.resume
     assert "reconciles tool 3" in while_3.resume
-    assert "pendingToolUse null" in moments[7].on_disk
+    # Issue 30, F9: the moment between tool 3's return and save point B, where it would rerun.
+    assert "reconciles tool 3" in moments[7].resume
+    assert moments[7].checkpoint == while_3.checkpoint
+    assert "pendingToolUse null" in moments[8].on_disk
     text = repr(turn_table())
     assert text.startswith("One turn with several tool calls (incident-triage, turn 1):")
     assert "<th scope='col'>killed here, resume</th>" in turn_table()._repr_html_()

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from graders.judge.trace import parse_trace
 from graders.sandbox import read_safely, record, sandbox_problem
-from graders.sandbox.box import LIMITS
+from graders.sandbox.box import LIMITS, command, find_tools
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -169,6 +170,51 @@ FACTS = ['started']
             break
         time.sleep(0.05)
     assert left.stdout.strip() == "", "a process of the submission outlived its sandbox"
+
+
+_THREAD_FORK_EXEC = """
+import os, threading
+def in_thread():
+    with open('/work/thread.txt', 'w') as f:
+        f.write('thread')
+t = threading.Thread(target=in_thread)
+t.start()
+t.join()
+pid = os.fork()
+if pid == 0:
+    with open('/work/fork.txt', 'w') as f:
+        f.write('fork')
+    os.execv('/bin/sh', ['sh', '-c', 'echo exec > /work/exec.txt'])
+os.waitpid(pid, 0)
+FACTS = sorted(os.listdir('/work'))
+"""
+
+
+def _strace_version() -> tuple[int, ...]:
+    first = subprocess.run([find_tools().strace, "-V"], capture_output=True, text=True).stdout
+    return tuple(int(n) for n in first.split()[3].split(".")[:2])
+
+
+def test_the_observer_follows_threads_forks_and_execs_when_it_stops_only_at_traced_calls(
+        tmp_path):
+    """With ``--seccomp-bpf`` (strace 5.3+) the kernel picks the calls strace stops at: it
+    must still follow (``-f``) a thread, a forked child and what that child execs."""
+    cmd = command(find_tools(), run_dir=tmp_path, trace=tmp_path / "trace", fd=3, info_fd=None,
+                  mode="loop", sandbox=False, uid=os.geteuid())
+    if _strace_version() >= (5, 3):
+        assert "--seccomp-bpf" in cmd
+    rec = record(_THREAD_FORK_EXEC + "\nMISSING_FIELDS = FACTS\n", None, mode="missing_fields")
+    assert rec.described is not None, (rec.ended, rec.load, rec.stderr_tail)
+    assert [i["str"] for i in rec.described["items"]] == ["exec.txt", "fork.txt", "thread.txt"]
+    writers = {}
+    for op in parse_trace(rec.trace, rec.socket_inode):
+        if op.call == "write" and isinstance(op.args[0], dict):
+            writers.setdefault(op.args[0]["path"], op.pid)
+    seen = {name: writers.get(b"/work/" + name.encode()) for name in
+            ("thread.txt", "fork.txt", "exec.txt")}
+    assert None not in seen.values(), f"writes the trace missed: {seen}"
+    assert seen["thread.txt"] != seen["fork.txt"], seen  # a thread and a child, told apart
+    assert seen["fork.txt"] == seen["exec.txt"], seen    # an exec keeps its process
 
 
 def test_a_fork_bomb_stops_at_the_process_limit():

@@ -49,6 +49,9 @@ def test_compare_says_what_was_predicted_and_what_happened():
     none = compare("torn_in_place")
     assert none.right is None and none.to_text().startswith("You locked in no prediction")
     torn = PREDICTIONS["torn_in_place"]  # this student's order of the options
+    right = next(c for c in torn.choices if c.correct)
+    for told in (f"({torn.right_letter})", right.text, right.why, "What happened"):
+        assert told not in none.to_text(), "Run All answers a prediction nobody made (G8)"
     wrong_letter = next(letter for letter in torn.letters if letter != torn.right_letter)
     predict("torn_in_place").lock_in(wrong_letter)
     wrong = compare("torn_in_place")

@@ -226,9 +226,9 @@ run_check("l1_saves_all_six", globals())
 # checkpoint (a path, JSON text or a dict) and it tries to carry on from it against the fake
 # model, then reports what it did and where it fell over.
 #
-# First, stop a run while the second tool runs and resume from what your save left behind. With
-# the starter's save, resume refuses at once; with all six fields it sees the dangling call and
-# finishes the task.
+# First, stop a run while the second tool runs and resume from what your save left behind.
+# Before you run the cell, say to yourself what resume will do with the starter's save, and what
+# it would do with all six fields; then run it, and run it again once your save passes.
 
 # %% nbgrader={"grade": false, "grade_id": "l1_resume_after_stop", "locked": true, "schema_version": 3, "solution": false}
 from graders.notebook import resume

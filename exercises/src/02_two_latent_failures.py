@@ -18,8 +18,8 @@
 # though, and what it leaves on disk either cannot be read at all or does not match what really
 # happened. There are two such weak spots. Finding them is the exercise.
 #
-# **What is wanted:** a loop whose `checkpoint.json`, wherever the process is killed, is a
-# complete save that tells a restarted loop the truth about which tool calls were started.
+# **What is wanted:** a loop whose `checkpoint.json`, wherever the process is killed, is one a
+# restarted loop can trust.
 #
 # **By the end you can:**
 #
@@ -217,17 +217,16 @@ lock_answer("l2_name_the_failures")
 # ## Part 2: fix them
 #
 # Change the two answer cells above so that, wherever the process is killed, `checkpoint.json` is
-# a complete save that tells resume the truth about which tool calls were started. Run them
+# a save resume can trust: the two weak spots of your part 1 closed. Run them
 # again, then `try_it()`, the crash cells and the checks below. The fixed code has to run: the
 # checks run it end to end against the fake model, as well as crashed.
 #
 # How it is checked, one check per failure, each with its own points:
 #
-# - the first kills your code in the middle of every save, then reads `checkpoint.json`: it must
-#   be a complete save every time;
+# - the first kills your code in the middle of every save, then reads `checkpoint.json` as resume
+#   would;
 # - the second kills your code while each tool runs and while each model call is in flight, then
-#   compares `checkpoint.json` with the tools that really ran: a call that was started must be
-#   on disk.
+#   compares `checkpoint.json` with the tools that really ran.
 #
 # Once part 1 is written and saved, a failing check says what it found on disk and what resume
 # ran into; `hint()` says more, one step at a time.
@@ -291,8 +290,8 @@ self_check(globals(), "02_two_latent_failures")
 # `solutions/` in JupyterLab's file browser (a hub and the course's website carry no solutions:
 # there your instructor hands them out). Open the walkthrough first,
 # `02_two_latent_failures.walkthrough.md`: it sets your colleague's code beside a fixed version,
-# line by line, and goes past what the checks can see (unique temp names, `os.replace` on
-# Windows). `02_two_latent_failures.written_answers.md` holds a model answer for part 1, and
+# line by line, and goes past what the checks can see (several saves at once, and another
+# operating system). `02_two_latent_failures.written_answers.md` holds a model answer for part 1, and
 # `02_two_latent_failures.py` the fixed code.
 #
 # Next: parts 4 and 5 of the lesson, then Level 3 (power cuts) and Level 4 (several tool calls in

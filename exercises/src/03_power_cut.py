@@ -16,7 +16,8 @@
 # Kill a process at any moment and the operating system keeps what the process had already
 # handed to it, and writes it to the disk later. Pull the plug and the operating system goes
 # too, with everything that had not reached the disk yet; what reached it first is then up to
-# the file system, not to the order of your calls (part 4 of the lesson).
+# the file system, not to the order of your writes and renames, unless your save makes the
+# system wait for the disk between them (part 4 of the lesson).
 #
 # **What is wanted:** a `save_checkpoint` after which, whenever the power fails,
 # `checkpoint.json` is a complete save and no save the loop relied on is missing (the loop runs
@@ -30,12 +31,12 @@
 #    automatically);
 # 3. explain what the others lose, and where the protection stops (read by your instructor).
 #
-# **How it is checked:** your save runs with Level 2's fixed loop once, in a sandbox, and every
+# **How it is checked:** your save runs with the loop below once, in a sandbox, and every
 # file operation it makes is recorded. From that record the grader builds every state a power
-# cut could leave at every moment of the run, with the lesson's conservative model of what a
-# file system may keep, and reads `checkpoint.json` in each as resume would. Two checks, each
-# with its own points: `checkpoint.json` is never empty or cut short, and no save the loop
-# relied on is ever missing.
+# cut could leave at every moment of the run, with the lesson's conservative model of what
+# ext4, xfs and btrfs may keep, and reads `checkpoint.json` in each as resume would. Two
+# checks, each with its own points: `checkpoint.json` is never empty or cut short, and no save
+# the loop relied on is ever missing.
 #
 # **Stuck?** Run `hint()` in a new cell: a hint for the first check that does not pass yet (the
 # same one each time the cell runs); `hint(next=True)` opens the next. How many you opened is
@@ -152,15 +153,17 @@ run_check("l3_directory_synced_hidden", globals())
 # **Mark scheme** (one point each; the model answer is `solutions/03_power_cut.written_answers.md`).
 #
 # - [ ] Save 3: `os.fsync` runs before `flush()`, while the bytes are still in Python's own
-#   buffer, so it syncs nothing; they reach the operating system at `close`, unsynced, and the
-#   synced rename can reach the disk before them: `checkpoint.json` empty or cut short, resume
-#   fails on `json.load`, and the previous save is gone.
+#   buffer, so it syncs only what had already left it (for this small save, nothing); the rest
+#   reaches the operating system at `close`, unsynced, and the rename can reach the disk before
+#   it: `checkpoint.json` empty or cut short, resume fails on `json.load`, and the previous save
+#   is gone. (Its folder sync, before the rename, also loses as save 4's does.)
 # - [ ] Save 4: the folder is synced *before* the rename, which covers nothing the rename did;
 #   the rename is a change to the folder, so a power cut can undo it and bring an older save back
 #   (or none) although the next tool already ran: resume runs that tool again.
 # - [ ] Where it stops: macOS needs `F_FULLFSYNC` (`os.fsync` leaves the drive's cache); on
-#   Windows Python cannot open a folder to sync it and no durable rename is documented; network
-#   file systems promise less; the model is conservative, real file systems differ.
+#   Windows Python cannot open a folder to sync it, `os.replace` asks for no write-through and no
+#   durable same-volume rename is documented; network file systems promise less; the model is a
+#   conservative one of ext4/xfs/btrfs (after Pillai et al.), not of every file system.
 #
 # Whether the two syncs are present and in the right place is graded automatically by
 # `l3_file_synced`, `l3_directory_synced` and their hidden checks: do not mark it here.

@@ -20,32 +20,21 @@
 # loop below is the lesson's loop, which handles one block per turn. Run on a turn with three
 # blocks, it runs the first tool only, and the model refuses its next call.
 #
-# **What is wanted:** a `run_agent` that handles every block of a turn, and whose checkpoint
-# still tells resume the truth at every moment:
+# **What is wanted:** a `run_agent` that handles every block of a turn, designed so that these
+# stay true at every moment a kill could hit:
 #
-# - `pendingToolUse` is `None` when nothing is pending, else a **list** with one entry per
-#   `tool_use` block of the turn, in block order: `{"id", "name", "input"}`, saved before the
-#   first tool of the turn runs (save point A);
-# - when a call finishes, its entry gains `"result"` (the string the tool returned), and the
-#   checkpoint is saved before the next tool starts: killed while tool 3 runs, `checkpoint.json`
-#   holds tools 1 and 2 with their results;
-# - save point B appends **one** user message with a `tool_result` for every block (in any
-#   order: the checks accept any; block order is a good habit) and sets `pendingToolUse` back to
-#   `None`; `turns` counts the turn.
+# 1. every call the model asked for in this turn is on disk before any of its tools runs;
+# 2. every call that has finished is on disk with its result before another tool starts, and a
+#    result once saved stays saved;
+# 3. the conversation the loop sends, and the one it saves, is one the API accepts: every
+#    `tool_use` answered by a `tool_result` with its id, all in the very next user message, and
+#    in that message the `tool_result` blocks come before any text;
+# 4. when no call is in flight, nothing is recorded as pending, and `turns` counts the turn.
 #
-# Your loop may run the turn's tools one after another, or at the same time (threads); either
-# way each finished call's result is on disk before the turn goes on, and a result once saved
-# stays saved (part 5 of the lesson).
-#
-# For a turn that asks for three tools, `checkpoint.json` while the third one runs:
-#
-# ```json
-# "pendingToolUse": [
-#   {"id": "toolu_01A…", "name": "fetch_logs",    "input": {…}, "result": "02:14 ERROR …"},
-#   {"id": "toolu_01B…", "name": "fetch_metrics", "input": {…}, "result": "hour,error_rate…"},
-#   {"id": "toolu_01C…", "name": "list_deploys",  "input": {…}}
-# ]
-# ```
+# Where the saves go, and in which order the tools run (one after another, or at once), is
+# yours to design. What resume reads is fixed: `pendingToolUse` is `None`, or a **list** with one
+# entry per `tool_use` block of the turn, in block order, each `{"id", "name", "input"}` plus
+# `"result"` (the string the tool returned) once that call has finished.
 #
 # **How it is checked:** your loop runs with the given save (below, locked) once per scenario,
 # in a sandbox, on `incident-triage` (turns of three, one and two calls); every file operation
@@ -135,29 +124,32 @@ run_check("l4_one_result_message_hidden", globals())
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l4_written_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## In your own words
 #
-# The source lesson says that with several calls per turn `pendingToolUse` "becomes a list, the
-# reasoning is the same". Your loop is killed while tool 3 of a three-call turn runs. What does
-# `checkpoint.json` hold, and what should resume do with each of the three calls? Why is "the
-# reasoning is the same" not quite true? And why must save point B write one user message with
-# every result rather than one message per result? Write your answer in the cell below
-# (double-click it to edit).
+# A colleague moves your loop to `asyncio`: the turn's three tools start together under
+# `asyncio.gather`, and each result is saved as it lands. The disk is slow, so a save takes
+# longer than a tool, and the result of the last tool to finish lands last, while an earlier
+# result is still being saved. Which of the four properties above can break, and how (think of
+# two saves of one state at once, and of a kill just after the last result lands)? What must be
+# done one at a time, and what may still run at once? Killed while a save of tool 2's result is
+# being written and tool 3 is still running, what does `checkpoint.json` hold, and what should
+# resume do with each call? Write your answer in the cell below (double-click it to edit).
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "l4_why_keep_results", "locked": false, "points": 3, "schema_version": 3, "solution": true}
 # ### BEGIN SOLUTION
 # **Mark scheme** (one point each; the model answer is `solutions/04_parallel_tool_calls.written_answers.md`).
 #
-# - [ ] What is on disk and what resume does: the three calls listed in `pendingToolUse`, tools
-#   1 and 2 with their results: resume reuses those two results without running the tools
-#   again, and reconciles tool 3 (in flight: it may or may not have had its effect) before
-#   running it again, if at all.
-# - [ ] Why it is not the same reasoning: with one call, a crash leaves at most one call in
-#   doubt and nothing finished to lose; with several, some finished before the crash, and their
-#   results must be saved as they come (before the next tool starts), or resume runs finished
-#   tools again (a second email, a second charge).
-# - [ ] One message: the API requires a `tool_result` for every `tool_use` of a turn, all in the
-#   very next user message (paired by `tool_use_id`, in any order); split across messages (or
-#   with one missing) it refuses the request with a 400, so resume would send a conversation the
-#   model refuses.
+# - [ ] What breaks: two saves of one state at once can interleave or land out of order (the
+#   older state renamed last, or two saves sharing one temp name), so a saved result can vanish
+#   (property 2); and a result that lands after the others is in memory only until its own save
+#   is on disk: killed then, the finished tool runs again.
+# - [ ] What is serialised: changes to the state and each save are done one at a time (a lock,
+#   or one writer task the tools hand their results to), each save a snapshot of the whole
+#   state; the tools themselves may still run at once. The next tool may not *start* before the
+#   save of the calls is on disk (property 1).
+# - [ ] What resume finds: the three calls listed, tool 1's result (and tool 2's only if that
+#   save completed, the atomic save gives the previous state otherwise); it reuses every saved
+#   result, and reconciles each call without one (tool 2 finished, tool 3 in flight: either may
+#   have had its effect) before running it again, then sends one user message with the three
+#   results, `tool_result` blocks first.
 #
 # Whether the loop keeps the list, the results and the one message at every crash point is
 # graded automatically by the `l4_*` checks: do not mark it here.

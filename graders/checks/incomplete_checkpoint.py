@@ -136,8 +136,11 @@ def judge_missing_fields(description: dict) -> tuple[bool, str]:
     notes.extend(f"{item} is not a field name (write each name as a string)" for item in others)
     lacking = [f for f in MISSING_IN_STARTER if f not in given
                and not any(_closest_field(n) == f for n in given - wanted)]
-    for name in lacking:
-        notes.append(f"{name} is missing; without it {WITHOUT[name]}")
+    if len(lacking) == 1:
+        notes.append(f"{lacking[0]} is missing; without it {WITHOUT[lacking[0]]}")
+    elif lacking:  # naming them would be the answer itself
+        notes.append(f"{len(lacking)} more of the fields the starter's checkpoint lacks are not "
+                     "in it (compare its save with the six fields of lesson 01)")
     if not notes:
         return True, (f"{done}: MISSING_FIELDS names all five fields the starter's checkpoint "
                       f"lacks ({', '.join(MISSING_IN_STARTER)}).")

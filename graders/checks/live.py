@@ -13,6 +13,7 @@ from graders.checks.base import CHECKS, GRADING_ENV, Check, exercise_of
 from graders.checks.gate import hold_back, saved_notebook
 from graders.checks.grading_faults import grader_fault
 from graders.checks.result import CheckResult, not_checked
+from graders.checks.table import ResultTable
 from graders.sandbox.serve import SandboxUnavailable
 from graders.submission import cell_of
 
@@ -113,6 +114,10 @@ def in_grading_kernel() -> bool:
             or os.environ.get("NBGRADER_EXECUTION") == "autograde")
 
 
+#: Per notebook, the causes this kernel's check cells have shown (see `ResultTable`'s ``seen``).
+SEEN: dict[str, dict[str, tuple[str, str]]] = {}
+
+
 def _show(obj) -> None:
     try:
         from IPython import get_ipython
@@ -168,12 +173,12 @@ def run_check(check_id: str, namespace: dict) -> Points | None:
         print(f"Check {check.id} ({check.title}) is graded outside this kernel.")
         return None
     if check.hidden:
-        print(f"Hidden check {check.id} ({check.points} points, {check.title}): it "
-              f"{check.description}. Nothing runs here; the visible checks above show how your "
-              f"code does on {_visible_scenario(check)}.")
+        print(f"Hidden check {check.id} ({check.points} points, {check.title}): nothing runs "
+              f"here; it runs on {check.scenario} when your work is graded. The visible checks "
+              f"above show how your code does on {_visible_scenario(check)}.")
         return None
     result = evaluate_check(check_id, namespace)
-    _show(result)
+    _show(ResultTable([result], seen=SEEN.setdefault(check.notebook, {}), cell=check_id))
     if not result.checked:
         return None  # no score from a check that did not run: its points are pending
     return Points(result.points_earned, check.points)

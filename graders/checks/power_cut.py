@@ -4,10 +4,10 @@ crash states.
 The student's ``save_checkpoint`` (answer cell ``l3_save_checkpoint``) runs with the lesson's
 loop once per scenario, in the sandbox, watched from outside (:mod:`graders.sandbox`); from that
 one recording :func:`graders.judge.power.judge_power` builds every state a power cut could leave
-at every moment. Two checks, each judging its own failures: the bytes reach the disk before the
-rename (``data_not_synced``), and the rename reaches the disk before the loop runs the next tool
-(``rename_not_synced``). A failure of neither kind (the save is not atomic, the run raises)
-counts against both.
+at every moment. Two checks, each judging its own failures, titled by what must hold (never by
+the call that makes it hold: that is in the hints): checkpoint.json is never empty
+(``data_not_synced``), and no save the loop relied on goes missing (``rename_not_synced``). A
+failure of neither kind (the save is not atomic, the run raises) counts against both.
 """
 
 from __future__ import annotations
@@ -33,22 +33,22 @@ ANSWER_CELLS = (AnswerCell("l3_save_checkpoint", "save_checkpoint"),)
 POWER_PROBLEMS = frozenset({DATA_NOT_SYNCED, RENAME_NOT_SYNCED})
 
 #: At most this many moments are named after a cause; the rest are counted.
-_SHOWN = 4
+_SHOWN = 2
 
 
 CHECKS = tuple(
     Check(
         f"l3_{name}{suffix}", NOTEBOOK, title + (", on a longer task" if hidden else ""),
         2 if hidden else 3, hidden,
-        f"runs your save with the lesson's loop on {scenario} once, then builds every state a "
+        f"runs your save with the given loop on {scenario} once, then builds every state a "
         f"power cut could leave at each moment and checks that {what}",
         ("l3_save_checkpoint",), scenario, ("power_cut",),
         success=f"after every power cut {what}", problems=frozenset({problem}),
         twin=f"l3_{name}" if hidden else "")
     for name, title, problem, what in (
-        ("file_synced", "the bytes reach the disk before the rename",
+        ("file_synced", "after a power cut, checkpoint.json is never empty",
          DATA_NOT_SYNCED, "checkpoint.json held a complete save"),
-        ("directory_synced", "the rename reaches the disk before the next tool",
+        ("directory_synced", "after a power cut, no save the loop relied on is missing",
          RENAME_NOT_SYNCED, "no save the loop relied on was lost"))
     for suffix, hidden, scenario in (("", False, "support-tickets"),
                                      ("_hidden", True, "long-migration"))
@@ -104,11 +104,11 @@ def _judge(check, verdicts: list):
         return check_result(check.id, False, f"Could not run your save on {check.scenario}: "
                             f"{load[0].message}", load)
     cuts = [v for v in verdicts if v.kind == "power_cut"]
-    done = (f"Ran your save with the lesson's loop on {check.scenario} and cut the power at "
+    done = (f"Ran your save with the given loop on {check.scenario} and cut the power at "
             f"{plural(len(cuts), 'moment')} of the run")
     end = [v for v in verdicts if v.kind == "no_crash" and not v.passed]
     if end:
-        return check_result(check.id, False, f"Ran your save with the lesson's loop on "
+        return check_result(check.id, False, f"Ran your save with the given loop on "
                             f"{check.scenario} with no power cut at all, and that run already "
                             f"fails: {end[0].message}",
                             verdicts)

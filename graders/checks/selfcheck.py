@@ -28,14 +28,17 @@ def self_check(namespace: dict, notebook: str) -> ResultTable:
                            "own cell above, computed outside this kernel.")
     results = [evaluate_check(c.id, namespace) for c in checks_for(notebook, include_hidden=False)]
     hidden = [c for c in checks_for(notebook) if c.hidden]
-    # The observer's note (no strace here, a browser tab) once, above the table, not per row.
+    # The observer's note (no strace here, a browser tab) once, under the table, not per row.
     note = observer_note()
     shown = []
     for result in results:
         if note and result.message.startswith(note + "\n"):
             result.message = result.message[len(note) + 1:]
             shown = [note]
-    return ResultTable(results, hidden=hidden, title=f"Self-check: {record.title}", notes=shown)
+    from graders.checks.live import SEEN
+
+    return ResultTable(results, hidden=hidden, title=f"Self-check: {record.title}",
+                       seen=dict(SEEN.get(notebook, {})), cell="self_check", notes=shown)
 
 
 def failing_checks(path) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import shutil
 import textwrap
 from collections.abc import Iterable
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from graders.checks.counting import counts_against
 
 __all__ = [
-    "ResultTable", "Row", "MAX_POINT_ROWS", "VERDICTS_ATTRIBUTE",
+    "ResultTable", "Row", "MAX_POINT_ROWS", "VERDICTS_ATTRIBUTE", "short_ids",
 ]
 
 
@@ -57,12 +58,21 @@ class ResultTable:
     """
 
     def __init__(self, results: Iterable, *, hidden: Iterable = (), title: str | None = None,
-                 notes: Iterable[str] = ()):
+                 notes: Iterable[str] = (), seen: dict[str, tuple[str, str]] | None = None,
+                 cell: str = ""):
         self.results = list(results)
         self.hidden = list(hidden)
         self.title = title
         #: lines shown under the summary (e.g. a written answer that is still empty)
         self.notes = list(notes)
+        # ``seen``: what the kernel's earlier check cells showed (a cause's text -> (the cell,
+        # where)); a cause shown in another cell is referred to, not repeated (one copy of an
+        # error per notebook). ``cell`` names this table's cell; the table adds what it shows.
+        self._seen = dict(seen or {})
+        self.cell = cell
+        if seen is not None:
+            self.rows()
+            seen.update(self._shown)
 
     @property
     def passed(self) -> bool:
@@ -88,47 +98,73 @@ class ResultTable:
     def rows(self) -> list[Row]:
         """The table's rows, in order."""
         rows: list[Row] = []
-        shown: dict[str, str] = {}  # a cause's text -> where the table first showed it
+        # a cause's text -> where it was first shown: another cell of this kernel, else this
+        # table (a check cell run again does not refer to its own earlier output)
+        elsewhere = {text: where for text, (cell, where) in self._seen.items()
+                     if cell != self.cell}
+        shown: dict[str, str] = dict(elsewhere)
+        self._shown: dict[str, tuple[str, str]] = {}
         for result in self.results:
             check = result.check
+            title = f"{check.title[0].upper()}{check.title[1:]}"
             if getattr(result, "status", "") == "not_checked":
                 rows.append(Row(check.id, f"not checked here, {check.points} pending",
-                                f"{check.title[0].upper()}{check.title[1:]}. {result.message}"))
+                                f"{title}. {result.message}"))
                 continue
             status = "PASS" if result.passed else "FAIL"
             failed = [] if result.passed else [
                 v for v in result.verdicts if counts_against(check.id, v)]
             message = (result.summary or result.message) if failed else result.message
-            rows.append(Row(check.id, f"{status} {_num(result.points_earned)}/{check.points}",
-                            f"{check.title[0].upper()}{check.title[1:]}. {message}"))
             causes = _causes(check, failed)
-            for text, points in causes[:MAX_POINT_ROWS]:
-                first, others = points[0], points[1:]
-                if text in shown:
-                    body = f"The same as under {shown[text]}, above."
-                else:
-                    body = text
-                    if text:
-                        shown[text] = f"{check.id} ({first})"
-                more = f"{len(others)} more crash point{'s' if len(others) != 1 else ''}"
-                if not text:  # what it found is held back (graders.checks.gate)
-                    body = "Failed here"
-                    if others:
-                        body += f", and at {more}: {', '.join(others)}"
-                    body += "."
-                elif others:
-                    body += f" The same at {more}: {', '.join(others)}."
-                rows.append(Row(first, "FAIL", body.strip(), level=1))
-            if len(causes) > MAX_POINT_ROWS:
-                more = sum(len(points) for _, points in causes[MAX_POINT_ROWS:])
-                rows.append(Row("...", "", f"{more} more crash points failed, for "
-                                f"{len(causes) - MAX_POINT_ROWS} other causes; fix the ones "
-                                "above first", level=1))
+            under = self._cause_rows(check, causes, shown, elsewhere)
+            if self.cell == "self_check" and causes and not under:
+                message += " What it found is in the check's own cell, above."
+            rows.append(Row(check.id, f"{status} {_num(result.points_earned)}/{check.points}",
+                            f"{title}. {message}"))
+            rows += under
+        if self.cell == "self_check" and elsewhere:
+            return rows  # the summary counts the hidden checks; their cells say the rest
         for check in self.hidden:
+            on = f", on {check.scenario}" if check.scenario else ""
             rows.append(Row(check.id, "when graded",
                             f"{check.title[0].upper()}{check.title[1:]}. Hidden check "
-                            f"({check.points} points): it {check.description}."))
+                            f"({check.points} points{on}), run when your work is graded."))
         return rows
+
+    def _cause_rows(self, check, causes: list, shown: dict[str, str],
+                    elsewhere: dict[str, str]) -> list[Row]:
+        """The rows under a failing check: one per cause, each naming its crash points."""
+        rows: list[Row] = []
+        for text, points in causes[:MAX_POINT_ROWS]:
+            first, others = points[0], points[1:]
+            if text in elsewhere and self.cell == "self_check":
+                continue  # shown in full in the check's own cell
+            if text in shown:
+                body = f"The same as under {shown[text]}, above."
+            else:
+                body = text
+                if text:
+                    shown[text] = f"{check.id} ({first})"
+                    self._shown[text] = (self.cell, shown[text])
+            more = f"{len(others)} more crash point{'s' if len(others) != 1 else ''}"
+            if not text:  # what it found is held back (graders.checks.gate)
+                body = "Failed here"
+                if others:
+                    body += f", and at {more}: {', '.join(others)}"
+                body += "."
+            elif others:
+                body += f" The same at {more}: {', '.join(others)}."
+            rows.append(Row(first, "FAIL", short_ids(body.strip()), level=1))
+        if len(causes) > MAX_POINT_ROWS:
+            more = sum(len(points) for _, points in causes[MAX_POINT_ROWS:])
+            rows.append(Row("...", "", f"{more} more crash points failed, for "
+                            f"{len(causes) - MAX_POINT_ROWS} other causes; fix the ones "
+                            "above first", level=1))
+        return rows
+
+    def _one_check(self) -> bool:
+        """A check cell's table: its row already says the points, so no summary line."""
+        return len(self.results) == 1 and not self.hidden and not self.title
 
     def summary(self) -> str:
         """One line: how many checks passed, and the points."""
@@ -162,7 +198,8 @@ class ResultTable:
                 status = row.status if i == 0 else ""
                 message = messages[i] if i < len(messages) else ""
                 lines.append(f"{name:<{name_w}}  {status:<{status_w}}  {message}".rstrip())
-        lines.append(self.summary())
+        if not self._one_check():
+            lines.append(self.summary())
         for note in self.notes:
             lines.extend(textwrap.wrap(note, width))
         return "\n".join(lines)
@@ -185,7 +222,8 @@ class ResultTable:
                 f'<td style="{cell};color:{colors[row.passed]};font-weight:600;'
                 f'white-space:nowrap">{html.escape(row.status)}</td>'
                 f'<td style="{cell}">{html.escape(row.message)}</td></tr>')
-        parts.append(f"</tbody></table><p>{html.escape(self.summary())}</p>")
+        parts.append("</tbody></table>" + ("" if self._one_check() else
+                                           f"<p>{html.escape(self.summary())}</p>"))
         parts.extend(f'<p class="checkpoint-lab-note">{html.escape(note)}</p>'
                      for note in self.notes)
         parts.append("</div>")
@@ -228,6 +266,19 @@ def _causes(check, failed: list) -> list[tuple[str, list[str]]]:
         key, text = _cause(check, verdict)
         groups.setdefault(key, (text, []))[1].append(verdict.point)
     return list(groups.values())
+
+
+_NAMED_ID = re.compile(r"(\b[A-Za-z_][A-Za-z0-9_]*) \(id (toolu_[A-Za-z0-9]+)\)")
+
+
+def short_ids(text: str) -> str:
+    """``text`` without the ``(id toolu_...)`` after a tool's name, where each name in it has
+    one id (the ids of the fake model's errors doubled a check's length; a name is enough)."""
+    ids: dict[str, set[str]] = {}
+    for name, tid in _NAMED_ID.findall(text):
+        ids.setdefault(name, set()).add(tid)
+    return _NAMED_ID.sub(lambda m: m.group(1) if len(ids[m.group(1)]) == 1 else m.group(0),
+                         text)
 
 
 def _num(value: float) -> str:

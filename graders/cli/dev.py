@@ -32,7 +32,11 @@ TRUTH = "expected.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("what", choices=["check"], help="check: every exercise, both directions")
+    parser.add_argument("what", choices=["check", "bench"],
+                        help="check: every exercise, both directions; bench: every benchmark, "
+                             "each ratio beside its goal")
+    parser.add_argument("--quick", action="store_true",
+                        help="bench: fewer rounds and submissions, a first look")
     parser.add_argument("--exercise", metavar="NAME", action="append",
                         help="only this exercise notebook (repeatable), e.g. 03_power_cut")
     parser.add_argument("--jobs", "-j", type=int, default=2, help="submissions graded at once")
@@ -206,7 +210,9 @@ def _check_exercise(notebook: str, root: Path, jobs: int,
 
 
 def run(args: argparse.Namespace) -> int:
-    """Check every exercise; exit 1 on any mismatch."""
+    """Check every exercise (exit 1 on any mismatch), or run every benchmark."""
+    if args.what == "bench":
+        return _bench(Path(args.root).resolve(), args.quick)
     from graders.checks import EXERCISES
     from graders.cli import UsageError
     from graders.grading.observers import grading_problem
@@ -236,3 +242,17 @@ def run(args: argparse.Namespace) -> int:
             print(f"  - {item}")
         failed = failed or bool(problems)
     return 1 if failed else 0
+
+
+def _bench(root: Path, quick: bool) -> int:
+    """``python -m benchmarks`` of the checkout (its benchmarks are not part of the package)."""
+    import subprocess
+    import sys
+
+    from graders.cli import UsageError
+
+    if not (root / "benchmarks" / "__main__.py").exists():
+        raise UsageError(f"dev bench runs a checkout's benchmarks, and {root} has no "
+                         "benchmarks/__main__.py: pass --root with a course checkout")
+    return subprocess.run([sys.executable, "-m", "benchmarks", *(["--quick"] if quick else [])],
+                          cwd=root).returncode

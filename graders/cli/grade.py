@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 __all__ = ["add_arguments", "run"]
@@ -17,7 +18,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "through nbgrader (autograde, then generate_feedback) into the course's gradebook, "
         "several students at once. Prints a summary of the class (per check, how many passed; "
         "who earned nothing, and why), then a table per student, writes FILE with a row per "
-        "student and a column per test, and leaves the feedback HTML in DIR/feedback/.")
+        "student and a column per test, and leaves the feedback HTML in DIR/feedback/. "
+        "SUBMISSIONS is only read (copied first; it may be DIR/submitted/); each student's "
+        "results go into the course at once, so a run killed at any moment loses nothing and "
+        "the same command run again finishes it. The gradebook is backed up first, in "
+        "DIR/gradebook-backups/.")
     parser.add_argument("submissions", metavar="SUBMISSIONS", type=Path,
                         help="the folder with one folder per student")
     parser.add_argument("--course", metavar="DIR", type=Path, required=True,
@@ -36,28 +41,61 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--student-timeout", metavar="SECONDS", type=float, default=None,
                         help="seconds one student's grading and feedback may take before it is "
                         "stopped and recorded as 0 with a note (default: 300)")
+    parser.add_argument("--force", action="store_true",
+                        help="grade a student whose work cannot be read even when they have a "
+                        "grade (it becomes 0 for what could not be read); without it the "
+                        "earlier grade is kept")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="grade and print the table and write the CSV, but write nothing "
+                        "to the course (gradebook, submissions, feedback)")
     parser.add_argument("--quiet", "-q", action="store_true",
                         help="no progress bar, no class summary and no per-student tables")
 
 
 def run(args: argparse.Namespace) -> int:
     """Grade ``args.submissions``; exit 0 when every student was graded by nbgrader."""
-    from graders.text import printable
+    from graders.cli import UsageError
+    from graders.nbgrader_plumbing.durable import MAIN_PID_ENV
+    from graders.nbgrader_plumbing.grading_batch import BatchBusy, batch_lock, close_batch
 
     _check_arguments(args)
-    course, found = _open_course_and_submissions(args)
-    for student in found.students:
-        for note in found.notes.get(student, []):
-            print(f"warning: {printable(note)}", file=sys.stderr)
-    outcomes = _autograde(args, course, found)
-    notes, failed = _record_what_failed(course, found, outcomes)
-    results = _write_scores(args, course, found, notes)
-    _report(args, course, results, failed, outcomes)
+    course = _open_course(args)
+    _check_sandbox(args)
+    os.environ[MAIN_PID_ENV] = str(os.getpid())  # the grading workers inherit it
+    try:
+        with batch_lock(course) if not args.dry_run else _no_lock():
+            batch, found, handed_in = _open_batch(args, course)
+            _autograde(args, batch)
+            results, failed = _write_scores(args, batch, found, handed_in)
+            close_batch(batch)
+    except BatchBusy as err:
+        raise UsageError(str(err)) from err
+    _report(args, batch, results, failed)
     return 1 if failed else 0
 
 
+@contextmanager
+def _no_lock():
+    yield
+
+
 def _check_arguments(args: argparse.Namespace) -> None:
-    """Refuse (UsageError) what cannot be graded: no sandbox, bad --jobs, --course or --csv."""
+    """Refuse (UsageError) bad arguments: --jobs, --student-timeout, --course or --csv."""
+    from graders.cli import UsageError
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs {args.jobs}: give at least 1")
+    if args.student_timeout is not None and not args.student_timeout > 0:
+        raise UsageError(f"--student-timeout {args.student_timeout:g}: give a number of seconds")
+    if not args.course.is_dir():
+        raise UsageError(f"no course directory {args.course}; make one with "
+                         f"`checkpoint-lab course {args.course}`")
+    if args.csv.is_dir() or not args.csv.resolve().parent.is_dir():
+        raise UsageError(f"--csv {args.csv}: give a file name in an existing folder")
+
+
+def _check_sandbox(args: argparse.Namespace) -> None:
+    """Refuse (UsageError) where no sandbox can confine the submissions; say which tier."""
     from graders.cli import UsageError
     from graders.grading.observers import MODE_ENV, grading_problem
 
@@ -72,101 +110,133 @@ def _check_arguments(args: argparse.Namespace) -> None:
         from graders.sandbox.box import tier
 
         print(tier().describe())
-    if args.jobs is not None and args.jobs < 1:
-        raise UsageError(f"--jobs {args.jobs}: give at least 1")
-    if args.student_timeout is not None and not args.student_timeout > 0:
-        raise UsageError(f"--student-timeout {args.student_timeout:g}: give a number of seconds")
-    if not args.course.is_dir():
-        raise UsageError(f"no course directory {args.course}; make one with "
-                         f"`checkpoint-lab course {args.course}`")
-    if args.csv.is_dir() or not args.csv.resolve().parent.is_dir():
-        raise UsageError(f"--csv {args.csv}: give a file name in an existing folder")
 
 
-def _open_course_and_submissions(args: argparse.Namespace):
-    """The course and what its submissions folder holds; UsageError when either is wrong."""
+def _open_course(args: argparse.Namespace):
+    """The course; UsageError when it is not one, or when SUBMISSIONS is the course itself."""
     from graders.cli import UsageError
     from graders.nbgrader_plumbing.course import open_course
+    from graders.nbgrader_plumbing.grading_batch import WORK_DIR
     from graders.nbgrader_plumbing.source_notebook import BuildError
-    from graders.nbgrader_plumbing.submissions import LayoutError, find_submissions
 
     try:
         course = open_course(args.course)
-        return course, find_submissions(args.submissions, course)
-    except (BuildError, LayoutError) as err:
+    except BuildError as err:
         raise UsageError(str(err)) from err
+    source = args.submissions.resolve()
+    if source == course.root or (course.root / WORK_DIR) in (source, *source.parents):
+        raise UsageError(f"{args.submissions} is the course directory (or its grading work "
+                         f"folder), not a folder of hand-ins; give {course.root / 'submitted'} "
+                         "or a folder laid out as SUBMISSIONS/<student>/<notebook>.ipynb")
+    return course
 
 
-def _autograde(args: argparse.Namespace, course, found) -> dict[str, dict]:
-    """File the gradable notebooks for nbgrader and autograde them, with a progress bar."""
+def _open_batch(args: argparse.Namespace, course):
+    """The batch (a snapshot of SUBMISSIONS, a shadow course), its students planned: a backup
+    of the gradebook first, each warning printed; (batch, found, handed-in notebooks)."""
+    from graders.cli import UsageError
+    from graders.nbgrader_plumbing.grading_batch import open_batch, plan_students
+    from graders.nbgrader_plumbing.submissions import (
+        LayoutError,
+        find_submissions,
+        handed_in_notebooks,
+    )
+    from graders.text import printable
+
+    if not args.submissions.is_dir():
+        raise UsageError(str(LayoutError(
+            f"no folder {args.submissions}: give the folder that holds one folder per student, "
+            "SUBMISSIONS/<student>/<notebook>.ipynb")))
+    backup = None if args.dry_run else _backup(course)
+    batch = open_batch(course, args.submissions, force=args.force, dry_run=args.dry_run)
+    batch.backup = backup
+    if batch.resumed:
+        print(f"resuming the batch cut short in {batch.work} (same SUBMISSIONS)")
+    try:
+        found = find_submissions(batch.snapshot, course)
+    except LayoutError as err:
+        from graders.nbgrader_plumbing.grading_batch import close_batch
+
+        close_batch(batch)
+        raise UsageError(str(err).replace(str(batch.snapshot), str(args.submissions))) from err
+    handed_in = {s: handed_in_notebooks(batch.snapshot, s, course) for s in found.students}
+    plan_students(batch, found, handed_in, args.force)
+    for student in found.students:
+        for note in batch.journal.students.get(student, {}).get("notes", []):
+            print(f"warning: {printable(note)}", file=sys.stderr)
+    return batch, found, handed_in
+
+
+def _backup(course) -> Path:
+    """A copy of the course's gradebook from before the batch, in ``gradebook-backups/``."""
+    import time
+
+    from graders.nbgrader_plumbing.snapshot import backup_gradebook
+
+    folder = course.root / "gradebook-backups"
+    folder.mkdir(exist_ok=True)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    dest = folder / f"gradebook-{stamp}-{os.getpid()}.db"
+    backup_gradebook(course.gradebook_path, dest)
+    return dest
+
+
+def _autograde(args: argparse.Namespace, batch) -> None:
+    """Autograde the batch's students in its shadow course, committing each, with a progress
+    bar."""
     from tqdm import tqdm
 
-    from graders.nbgrader_plumbing.grading_pool import autograde_students
+    from graders.nbgrader_plumbing.grading_batch import grade_batch
     from graders.nbgrader_plumbing.grading_worker import STUDENT_TIMEOUT, quiet_sqlalchemy
-    from graders.nbgrader_plumbing.submissions import stage_submissions
 
     quiet_sqlalchemy()
     tqdm.monitor_interval = 0  # no monitor thread: the grading workers are forked
-    stage_submissions(course, found)
-    gradable = sorted(found.notebooks)
-    with tqdm(total=len(gradable), desc="grading", unit="student",
-              disable=args.quiet or not gradable, file=sys.stderr) as bar:
+    pending = [s for s, e in batch.journal.students.items() if e["state"] == "pending"]
+    with tqdm(total=len(pending), desc="grading", unit="student",
+              disable=args.quiet or not pending, file=sys.stderr) as bar:
         timeout = STUDENT_TIMEOUT if args.student_timeout is None else args.student_timeout
-        return autograde_students(course, gradable, jobs=args.jobs,
-                                  feedback=not args.no_feedback, timeout=timeout,
-                                  on_done=lambda outcome: bar.update(1))
+        grade_batch(batch, jobs=args.jobs, feedback=not args.no_feedback, timeout=timeout,
+                    on_done=lambda outcome: bar.update(1))
 
 
-def _record_what_failed(course, found, outcomes: dict[str, dict]):
-    """Zeros for each student nbgrader did not grade, and a note for them and for missing
-    feedback; return the notes (student -> lines) and the students whose autograde failed."""
-    from graders.nbgrader_plumbing.gradebook import record_zero
-
-    notes = {s: list(n) for s, n in found.notes.items()}
-    failed = []
-    for student in found.students:
-        outcome = outcomes.get(student)
-        if outcome is None or not outcome["success"]:
-            why = ("nothing to grade" if outcome is None
-                   else f"not graded: {outcome['error']}" if outcome.get("timed_out")
-                   else f"nbgrader could not grade it ({outcome.get('error')})")
-            notes.setdefault(student, []).append(f"{why}; recorded with 0 for every test")
-            record_zero(course, student)
-            if outcome is not None:
-                failed.append(student)
-        elif outcome.get("feedback_error"):
-            notes.setdefault(student, []).append(
-                f"no feedback HTML: generate_feedback failed ({outcome['feedback_error']})")
-    return notes, failed
-
-
-def _write_scores(args: argparse.Namespace, course, found, notes: dict[str, list[str]]):
-    """Read every student's scores from the gradebook and write the CSV; return the results."""
+def _write_scores(args: argparse.Namespace, batch, found, handed_in):
+    """Read every student's scores (from the course's gradebook; with --dry-run, the shadow's)
+    and write the CSV; (the results, the students nbgrader could not grade)."""
+    from graders.nbgrader_plumbing.durable import write_durably
     from graders.nbgrader_plumbing.gradebook import read_results
     from graders.nbgrader_plumbing.score_report import write_csv
-    from graders.nbgrader_plumbing.submissions import handed_in_notebooks
 
-    handed_in = {s: handed_in_notebooks(args.submissions, s, course) for s in found.students}
-    results = read_results(course, found.students, notes, handed_in)
-    write_csv(args.csv, results)
-    return results
+    entries = batch.journal.students
+    notes = {s: entries.get(s, {}).get("notes", []) for s in found.students}
+    failed = {s: entries[s]["failed"] for s in found.students if "failed" in entries.get(s, {})}
+    results = read_results(batch.shadow if batch.dry_run else batch.course, found.students,
+                           notes, handed_in)
+    part = batch.work / "scores.csv"
+    write_csv(part, results)
+    write_durably(args.csv.resolve(), part.read_bytes())
+    return results, failed
 
 
-def _report(args: argparse.Namespace, course, results, failed: list[str],
-            outcomes: dict[str, dict]) -> None:
+def _report(args: argparse.Namespace, batch, results, failed: dict[str, str]) -> None:
     """The class summary and each student's table (unless --quiet), where everything went, and
     each failure."""
     from graders.nbgrader_plumbing.score_report import format_class, format_student
     from graders.text import plural, printable
 
+    course = batch.course
     if not args.quiet:
         print(format_class(results))
         print()
         for result in results:
             print(format_student(result))
             print()
-    print(f"Graded {plural(len(results), 'student')} into {course.gradebook_path}; scores in "
-          f"{args.csv}; feedback in {course.root / 'feedback'}/")
-    for student in failed:
-        print(printable(f"error: nbgrader could not autograde {student}: "
-                        f"{outcomes[student].get('error')}"), file=sys.stderr)
+    if args.dry_run:
+        print(f"Dry run: graded {plural(len(results), 'student')}; scores in {args.csv}; "
+              f"nothing written to {course.root} (gradebook, submissions, feedback)")
+    else:
+        print(f"Graded {plural(len(results), 'student')} into {course.gradebook_path}; scores "
+              f"in {args.csv}; feedback in {course.root / 'feedback'}/; the gradebook from "
+              f"before this run is kept in {batch.backup}")
+    for student, error in failed.items():
+        print(printable(f"error: nbgrader could not autograde {student}: {error}"),
+              file=sys.stderr)

@@ -100,11 +100,17 @@ _SCRIPTS: dict[int, tuple[Any, dict]] = {}
 
 
 def script_of(scenario) -> dict:
-    """The scenario's calls, tools and conversation, copied once (the judge only reads them)."""
+    """The scenario's calls, tools and conversation, copied once (the judge only reads them),
+    and each message of the conversation in its one canonical text (compared with every crash
+    state's messages)."""
     held = _SCRIPTS.get(id(scenario))
     if held is None or held[0] is not scenario:
+        from fake_llm.normalize import canonical_message
+
+        conversation = scenario.conversation()
         held = (scenario, {"calls": scenario.tool_calls, "tools": scenario.tools,
-                           "conversation": scenario.conversation()})
+                           "conversation": conversation,
+                           "canonical": [canonical_message(m) for m in conversation]})
         if len(_SCRIPTS) > 16:
             _SCRIPTS.clear()
         _SCRIPTS[id(scenario)] = held

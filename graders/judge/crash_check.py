@@ -45,11 +45,12 @@ class CrashCheck(CheckState):
     def follows_the_script(self, messages: list) -> bool:
         """Each message is the one the model and tools produced, as the API reads it (a turn's
         results paired with its calls by tool_use_id, in any order)."""
-        from fake_llm.normalize import same_message
+        from fake_llm.normalize import canonical_message
 
-        script = script_of(self.sc)["conversation"]
+        script = script_of(self.sc)
+        canonical, script = script["canonical"], script["conversation"]
         for i, message in enumerate(messages):
-            if i < len(script) and same_message(message, script[i]):
+            if i < len(script) and canonical_message(message) == canonical[i]:
                 continue
             want = (json.dumps(script[i])[:200] if i < len(script)
                     else "nothing: the conversation had ended")
@@ -293,6 +294,9 @@ class CrashCheck(CheckState):
         """What an in-place torn write left: a prefix of the new save when opening the file had
         emptied it, else part new, part old."""
         now, after = self.obs.checkpoint or "", self.point.after
+        if after is not None and not now:
+            return ("holds neither the new save nor the old one: opening the file for writing "
+                    "had emptied it")
         if after is not None and after.startswith(now):
             return ("holds only the start of the new save and none of the old one (opening the "
                     "file for writing had emptied it)")

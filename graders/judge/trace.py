@@ -199,18 +199,24 @@ class _Args:
         return token if number is None else number
 
     def _annotation(self) -> bytes:
-        depth = 0
-        j = self.i
-        while j < len(self.text):
-            if self.text[j] == "<":
-                depth += 1
-            elif self.text[j] == ">" and self.text[j - 1] != "-":  # "[8875->8874]" is inside
+        # from one ">" to the next (str.find, not a loop over characters: these are long with
+        # -xx), counting the "<" between; the ">" of "[8875->8874]" closes nothing
+        text = self.text
+        depth = 1
+        j = self.i + 1
+        while True:
+            close = text.find(">", j)
+            if close < 0:
+                close = len(text)
+                break
+            depth += text.count("<", j, close)
+            j = close + 1
+            if text[close - 1] != "-":
                 depth -= 1
                 if depth == 0:
                     break
-            j += 1
-        inner = self.text[self.i + 1:j]
-        self.i = j + 1
+        inner = text[self.i + 1:close]
+        self.i = close + 1
         return _annotation_path(inner)
 
 

@@ -85,8 +85,8 @@ def read_checkpoint(checkpoint: Any, report: ResumeReport) -> dict | None:
     """Turn a dict, JSON text or a path into the checkpoint dict, or record why not."""
     if checkpoint is None:
         report.problems.append(Problem(None, (
-            "there is no checkpoint.json: nothing to resume from, so the task can only start "
-            "over from zero."
+            "there is no checkpoint.json: nothing to resume from, so the task has to begin again "
+            "from its first step."
         )))
         return None
     if isinstance(checkpoint, dict):
@@ -100,8 +100,8 @@ def read_checkpoint(checkpoint: Any, report: ResumeReport) -> dict | None:
         path = Path(checkpoint)
         if not path.exists():
             report.problems.append(Problem(None, (
-                f"there is no checkpoint at {path}: nothing to resume from, so the task can only "
-                "start over from zero."
+                f"there is no checkpoint at {path}: nothing to resume from, so the task has to "
+                "begin again from its first step."
             )))
             return None
         try:
@@ -124,7 +124,7 @@ def read_checkpoint(checkpoint: Any, report: ResumeReport) -> dict | None:
         report.problems.append(Problem(None, (
             f"it is not valid JSON ({err.msg}, character {err.pos:,} of {len(checkpoint):,}): "
             "a torn write. The parse fails, and this file was the only copy of the scene, so the "
-            "task can only start over from zero."
+            "task has to begin again from its first step."
         )))
         return None
     if not isinstance(data, dict):
@@ -260,8 +260,8 @@ def check_tokens(data: dict, report: ResumeReport, compaction_threshold: int) ->
         report.problems.append(Problem("tokensUsed", (
             "there is no token count, so it restarts at 0: the compaction threshold "
             f"({compaction_threshold:,} tokens) is judged against the tokens spent since resuming "
-            "only, and compaction runs late or never. Re-estimating would need the usage of every "
-            "past response, which is no longer there."
+            "only, and compaction runs late or never. It can be re-estimated from the messages, "
+            "not exactly: the usage figures of the past responses are no longer there."
         )))
         return 0
     report.steps.append(f"tokensUsed: {tokens:,} tokens so far "

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from graders.nbgrader_plumbing.course import nbgrader_api
+from graders.nbgrader_plumbing.durable import die_with_parent, point
 
 __all__ = ["LOG_NAME", "STUDENT_TIMEOUT", "quiet_sqlalchemy", "worker_init", "grade_one"]
 
@@ -40,6 +41,7 @@ def quiet_sqlalchemy() -> None:
 def worker_init(root: str) -> None:
     """Set up a worker process for the course in ``root`` (the pool's initializer)."""
     global _API
+    die_with_parent()  # a killed batch leaves no worker writing behind it
     # The kernels' own chatter (and anything else on fds 1 and 2) goes to the course's log, so
     # that the progress bar stays readable; nbgrader's log comes back with each outcome.
     log = os.open(Path(root) / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -84,6 +86,7 @@ def _time_limit(seconds: float | None):
 
 
 def _autograde(outcome: dict, student: str, assignment: str, feedback: bool) -> None:
+    point(f"autograding:{student}")
     for _ in range(_DB_RETRIES):
         outcome["tries"] += 1
         result = _API.autograde(assignment, student, force=True, create=True)
@@ -92,6 +95,7 @@ def _autograde(outcome: dict, student: str, assignment: str, feedback: bool) -> 
         if outcome["success"] or "database" not in log.lower():
             break
         time.sleep(0.2)
+    point(f"autograded:{student}")
     if outcome["success"] and feedback:
         fb = _API.generate_feedback(assignment, student, force=True)
         outcome["feedback_ok"] = bool(fb.get("success"))

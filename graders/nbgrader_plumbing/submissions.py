@@ -6,8 +6,8 @@ breaks the batch: a file that is not a notebook, or larger than a notebook of th
 (`graders.checks.answer_cells.MAX_NOTEBOOK_BYTES`, ``MAX_CELLS``), is left out (nbgrader then
 scores that notebook 0, as for a missing file) and noted. Only regular files and folders are
 read: a symbolic link (which could hand one student another's notebook) is refused and noted,
-and never followed. :func:`stage_submissions` files the gradable ones where nbgrader's
-``autograde`` reads them, ``submitted/<student>/<assignment>/``.
+and never followed. Grading reads a snapshot of the folder, never the folder itself
+(`graders.nbgrader_plumbing.grading_batch`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from graders.checks.answer_cells import MAX_NOTEBOOK_BYTES, notebook_problem
 from graders.nbgrader_plumbing.course import Course
 
 __all__ = ["LayoutError", "Submissions", "find_submissions", "handed_in_notebooks",
-           "stage_submissions", "read_regular"]
+           "read_regular"]
 
 
 class LayoutError(ValueError):
@@ -174,23 +174,3 @@ def handed_in_notebooks(folder: Path, student: str, course: Course) -> set[str]:
     names = {p.stem for p in _entries(student_dir) if p.suffix == ".ipynb"}
     names |= {p.stem for p in _entries(student_dir / course.assignment) if p.suffix == ".ipynb"}
     return names & set(course.notebooks())
-
-
-def stage_submissions(course: Course, found: Submissions) -> None:
-    """Copy the gradable notebooks into ``course/submitted/<student>/<assignment>/`` (read again
-    as regular files: one swapped for a link since is left out, and noted)."""
-    import shutil
-
-    for student, notebooks in list(found.notebooks.items()):
-        dest = course.submitted_dir(student)
-        if dest.exists():
-            shutil.rmtree(dest)
-        dest.mkdir(parents=True)
-        for name, path in list(notebooks.items()):
-            try:
-                (dest / f"{name}.ipynb").write_bytes(read_regular(path))
-            except Refused as err:
-                del notebooks[name]
-                found.note(student, f"{student}/{path.name}: {err}; it scores 0")
-        if not notebooks:
-            del found.notebooks[student]

@@ -196,6 +196,7 @@ def turn_moments(scenario: str = "incident-triage", turn: int = 1) -> list[TurnM
     moments: list[TurnMoment] = []
     inside = False
     saves = 0
+    ran: int | None = None  # the tool that ran last, while no save has followed it yet
     for what, value in events:
         if what == "model":
             if inside:
@@ -211,21 +212,28 @@ def turn_moments(scenario: str = "incident-triage", turn: int = 1) -> list[TurnM
                     _disk_words(disk, numbers), _resume_words(disk, None, numbers), disk))
             continue
         if what == "save":
-            disk = value
+            before, disk = disk, value
             saves += 1
             if inside:
                 pending = disk["pendingToolUse"]
                 if pending is None:
-                    label = "save point B: one result message, pendingToolUse null"
+                    if ran is not None:  # the last tool's result is not saved before B
+                        moments.append(TurnMoment(
+                            f"tool {ran} returned, its result in memory only (save point B "
+                            "being written)", moments[-1].on_disk,
+                            _resume_words(before, ran, numbers), before))
+                    label = "after save point B: one result message, pendingToolUse null"
                 elif not any("result" in e for e in pending):
-                    label = "save point A: every call listed"
+                    label = "after save point A: every call listed"
                 else:
                     done = max(numbers[e["id"]] for e in pending if "result" in e)
-                    label = f"save: tool {done}'s result kept"
+                    label = f"after a save: tool {done}'s result kept"
                 moments.append(TurnMoment(label, _disk_words(disk, numbers),
                                           _resume_words(disk, None, numbers), disk))
+            ran = None
             continue
         if inside:
+            ran = value
             moments.append(TurnMoment(f"tool {value} ({names[value]}) runs",
                                       _disk_words(disk, numbers),
                                       _resume_words(disk, value, numbers), disk))

@@ -102,9 +102,11 @@ def power_cut_rows(scenario: str = "support-tickets",
     from graders.judge.power import judge_power_states
 
     sc = load_scenario(scenario)
+    saves = SAVES if saves is None else saves
     rows = []
-    for name, save in (SAVES if saves is None else saves).items():
-        matrix = build_matrix(_record(save + _LOOP, sc), sc)
+    for name, recorded in zip(saves, _records([save + _LOOP for save in saves.values()], sc),
+                              strict=True):
+        matrix = build_matrix(recorded, sc)
         pm = next(p for p in matrix.points if p.point.id == "killed_during_tool_2")
         judged = judge_power_states(matrix, pm, sc, check)
         good = judged[0][0].data if judged else None
@@ -113,16 +115,19 @@ def power_cut_rows(scenario: str = "support-tickets",
     return rows
 
 
-def _record(source: str, sc):
-    """One recorded run of ``source``: in the grader's sandbox, or where there is none, in this
-    process under the in-process recorder."""
+def _records(sources: list[str], sc) -> list:
+    """One recorded run of each of ``sources``: in the grader's sandbox, side by side (each
+    waits on its own sandbox), or where there is none, one after another in this process under
+    the in-process recorder."""
     from graders.sandbox import record, sandbox_problem
 
     if sandbox_problem() is None:
-        return record(source, sc)
+        from graders.parallel import side_by_side
+
+        return side_by_side(lambda source: record(source, sc), sources)
     from graders.inprocess.record import record_in_process
 
-    return record_in_process(source, sc)
+    return [record_in_process(source, sc) for source in sources]
 
 
 #: The line the table shows where the saves ran under the in-process recorder.
@@ -182,7 +187,8 @@ def save_checkpoint(state):
 '''
 
 #: Level 3's four saves, by name. Save 1 is the exercise's starter; save 2 is Level 2's atomic
-#: save as the reference wrote it. None of them survives every power cut.
+#: save as the reference wrote it. None of them survives every power cut, and no two of them
+#: put together are the answer: none syncs the folder after its rename (issue 30, G4).
 LEVEL3_SAVES = {
     "save 1": _L3_HEAD + '''    folder = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -202,10 +208,10 @@ LEVEL3_SAVES = {
     "save 3": _L3_HEAD + '''    with os.fdopen(fd, "w", encoding="utf-8") as f:
         json.dump(state, f)
         os.fsync(f.fileno())
-    os.replace(tmp_path, CHECKPOINT)
     folder = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     os.fsync(folder)
     os.close(folder)
+    os.replace(tmp_path, CHECKPOINT)
 ''',
     "save 4": _L3_HEAD + '''    with os.fdopen(fd, "w", encoding="utf-8") as f:
         json.dump(state, f)
@@ -241,7 +247,8 @@ class SaveOutcome:
 KNOWN_OUTCOMES = {
     "save 1": SaveOutcome("save 1", True, True, "power_cut_in_save_1", "power_cut_during_tool_1"),
     "save 2": SaveOutcome("save 2", False, True, "", "power_cut_during_tool_1"),
-    "save 3": SaveOutcome("save 3", True, False, "power_cut_in_save_1", ""),
+    "save 3": SaveOutcome("save 3", True, True, "power_cut_during_tool_1",
+                          "power_cut_during_tool_1"),
     "save 4": SaveOutcome("save 4", False, True, "", "power_cut_during_tool_1"),
 }
 
@@ -264,11 +271,14 @@ def save_outcomes() -> dict[str, SaveOutcome]:
 
 
 def show_saves():
-    """The four saves, one after the other, as code (whole lines, any theme)."""
+    """The four saves as code (whole lines, any theme): the lines all four begin with once,
+    then what each does after them."""
     from graders.teaching.code_view import show_code
 
-    text = "\n\n".join(f"# ---- {name} ----\n{code.split(chr(10) * 3, 1)[1]}"
-                        for name, code in LEVEL3_SAVES.items())
+    head = _L3_HEAD.split(chr(10) * 3, 1)[1]
+    bodies = [f"# ---- {name}: then ----\n{code[len(_L3_HEAD):].rstrip()}"
+              for name, code in LEVEL3_SAVES.items()]
+    text = "\n".join([f"# ---- all four begin ----\n{head.rstrip()}", *bodies])
     return show_code(text, language="python")
 
 
@@ -299,7 +309,7 @@ def compare_saves(table) -> _Shown:
     outcomes = KNOWN_OUTCOMES if problem else save_outcomes()
     note = (f"(The grader's sandbox is not here ({problem}): these are the outcomes it found "
             "on Linux.)" if problem else
-            "Each save ran for real with the lesson's loop, and the engine that grades Level 3 "
+            "Each save ran for real with the given loop, and the engine that grades Level 3 "
             "cut the power at every moment of the run.")
     right = sum(table[n][c] == getattr(o, c) for n, o in outcomes.items() for c in COLUMNS)
     lines, rows = [], []

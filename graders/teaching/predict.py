@@ -124,7 +124,7 @@ class PredictionView(TextFallback, widgets.VBox):
 
     def fallback_text(self) -> str:
         letters = ", ".join(f'"{letter}"' for letter in self.prediction.letters)
-        return (f"Predict: {self.prediction.to_text(reveal=False)}\n\n"
+        return (f"Predict: {self.prediction.to_text(reveal=False)}\n"
                 f"Lock in your answer in code: predict({self.prediction.id!r}).lock_in(LETTER), "
                 f"with LETTER one of {letters}; then run the next cell.")
 
@@ -151,8 +151,9 @@ class Comparison:
         answer = p.letters.index(p.right_letter)
         what = f"({p.right_letter}) {p.choices[answer].text}"
         if self.chosen is None:
-            return (f"You locked in no prediction above. What happened: {what} "
-                    f"{p.choices[answer].why}")
+            # Run All must not answer the prediction for a student who skipped it (issue 30, G8).
+            return ("You locked in no prediction above, so there is nothing to compare yet: "
+                    "choose one above, lock it in, then run this cell again.")
         mine = self.prediction.choices[self.chosen]
         said = f"You predicted ({p.letters[self.chosen]}) {mine.text}"
         if mine.correct:

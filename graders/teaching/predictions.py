@@ -184,9 +184,9 @@ _LIST = [
                    "Opening the file for writing emptied it before the first new byte."),
             Choice("Save 2, whole: the kill waits for the write to end.", False,
                    "A kill stops the process wherever it is, in the middle of a write too."),
-            Choice("The first half of save 2, and nothing of save 1.", True,
+            Choice("The first part of save 2, and nothing of save 1.", True,
                    "The file was emptied when it was opened, then filled up to the kill; the "
-                   "rest never came, and it does not parse."),
+                   "rest never came, and it does not parse, whatever its size."),
         ),
     ),
     Quiz(
@@ -197,8 +197,8 @@ _LIST = [
             Choice("Save 1, whole, both times; a temp file lies beside it.", True,
                    "The crash only reached the temp file. checkpoint.json changes in one step, "
                    "at the rename, which never happened."),
-            Choice("Half of save 2 the first time, and save 1 the second time.", False,
-                   "The half-written bytes are in the temp file, not in checkpoint.json."),
+            Choice("Part of save 2 the first time, and save 1 the second time.", False,
+                   "The part-written bytes are in the temp file, not in checkpoint.json."),
             Choice("Nothing either time: the old file was already removed by then.", False,
                    "A rename replaces the target in one step; until then the old file stays."),
         ),

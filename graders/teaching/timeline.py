@@ -388,10 +388,15 @@ def build_timeline(scenario: str = "support-tickets", *, timeout: float | None =
     line). Raises `graders.grading.forked.HarnessError`, saying why, when a run does not go as
     planned: the timeline never shows a state the harness did not really produce.
     """
+    import graders.grading.forked as forked
+
     moments = _moments(scenario)
     combos = [(sp, wm) for sp in SAVE_POINTS for wm in WRITE_MODES]
     states: dict[tuple[str, str, str], TimelineState] = {}
+    # Without fork each loop is recorded in this process, and the recorder stands in for os's
+    # file functions process-wide while it runs: the loops then run one after another.
+    in_turn = forked.unsupported_reason() is not None
     for found in side_by_side(lambda combo: _run_variant(scenario, *combo, moments, timeout),
-                              combos):
+                              combos, workers=1 if in_turn else None):
         states.update(found)
     return Timeline(scenario, moments, states)
