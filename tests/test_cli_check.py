@@ -245,3 +245,50 @@ def test_our_cell_checksum_is_nbgraders_on_every_graded_cell_we_release():
             assert cell_checksum(cell) == compute_checksum(cell)
             assert cell_checksum(dict(cell)) == compute_checksum(cell), "a plain dict too"
     assert seen >= 8, "the released notebooks carry nbgrader's checksums"
+
+
+def _as_hub_student(home: Path) -> dict:
+    """A hub student's environment: a home of their own, the course installed as a package (no
+    checkout to find: CHECKPOINT_LAB_COURSE names a folder without lessons/), no workspace."""
+    env = {k: v for k, v in os.environ.items() if k != "CHECKPOINT_LAB_WORKSPACE"}
+    (home / "no-checkout").mkdir(parents=True, exist_ok=True)
+    return env | {"HOME": str(home), "CHECKPOINT_LAB_COURSE": str(home / "no-checkout")}
+
+
+@pytest.mark.sandbox
+def test_on_a_hub_a_bare_name_checks_the_copy_the_assignments_tab_fetched(tmp_path):
+    """Issue 28 item 4: `checkpoint-lab check NAME`, as the notebook says, in a hub home that
+    holds lesson2/ (nbgrader's fetch), from the home folder and from anywhere else."""
+    name = "02_two_latent_failures"
+    home = tmp_path / "home"
+    fetched = home / "lesson2" / f"{name}.ipynb"
+    fetched.parent.mkdir(parents=True)
+    fetched.write_bytes(with_reference(name, released(name, tmp_path), tmp_path).read_bytes())
+    env = _as_hub_student(home)
+    for cwd in (home, tmp_path):
+        result = subprocess.run([str(COMMAND), "check", name], capture_output=True, text=True,
+                                cwd=cwd, timeout=120, env=env)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "lesson2/02_two_latent_failures.ipynb" in result.stdout, result.stdout
+        assert "FAIL" not in result.stdout
+
+
+def test_on_a_hub_with_no_copy_the_message_names_the_hub_folder(tmp_path):
+    env = _as_hub_student(tmp_path / "home")
+    result = subprocess.run([str(COMMAND), "check", "03_power_cut"], capture_output=True,
+                            text=True, cwd=tmp_path / "home", timeout=120, env=env)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    line = result.stderr.strip()
+    assert len(line.splitlines()) == 1 and "~/lesson2/03_power_cut.ipynb" in line, line
+
+
+@pytest.mark.parametrize("args", [["2", "--workspace", "~", "--anyway"], [], ["4"]])
+def test_on_a_hub_solutions_says_they_are_not_installed_in_one_line(args, tmp_path):
+    env = _as_hub_student(tmp_path / "home")
+    result = subprocess.run([str(COMMAND), "solutions", *args], capture_output=True, text=True,
+                            cwd=tmp_path / "home", timeout=120, env=env)
+    assert result.returncode == 2 and result.stdout == "", result.stdout
+    line = result.stderr.strip()
+    assert "Traceback" not in line and len(line.splitlines()) == 1, line
+    assert "not part of this installation" in line and "instructor" in line
+    assert not (tmp_path / "home" / "solutions").exists()

@@ -32,7 +32,12 @@ def test_course_directory_works_with_nbgraders_own_commands(tmp_path):
     proc = _run(sys.executable, "-m", "graders.cli", "course", str(course),
                 "--students", "alice,bob")
     assert proc.returncode == 0, proc.stderr[-2000:]
-    for path in ("nbgrader_config.py", "gradebook.db",
+    # it says where everything is, the exchange and the students it added included
+    assert f"config     {course / 'nbgrader_config.py'}" in proc.stdout, proc.stdout
+    assert f"exchange   {course / 'exchange'}/" in proc.stdout
+    assert "students   alice, bob (in the gradebook)" in proc.stdout
+    assert "jupyter lab --config=jupyter_lab_config.py" in proc.stdout
+    for path in ("nbgrader_config.py", "gradebook.db", "exchange",
                  "source/lesson2/02_two_latent_failures.ipynb",
                  "release/lesson2/01_incomplete_checkpoint.ipynb"):
         assert (course / path).exists(), path

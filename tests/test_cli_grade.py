@@ -152,6 +152,13 @@ def test_the_table_shows_the_whole_reason_wrapped_and_marks_what_was_not_submitt
     assert "02_two_latent_failures" not in row["notes"]
 
 
+def _record(check_id: str, message: str, cause: str):
+    from graders.checks.record import CheckRecord
+
+    return CheckRecord(check_id=check_id, notebook="02", title=check_id, hidden=False, points=3,
+                       score=0, status="failed", message=message, summary="", cause=cause)
+
+
 def test_format_student_wraps_every_line_to_the_width():
     from graders.checks.record import CheckRecord
     from graders.nbgrader_plumbing.gradebook import StudentResult, TestScore
@@ -168,6 +175,23 @@ def test_format_student_wraps_every_line_to_the_width():
     assert max(len(line) for line in text.splitlines()) <= 70, text
     assert " ".join(text.split()).count("Killed halfway through save 1") == 4
     assert "  01.ipynb: not submitted (1 check, 3 points, scored 0)" in text
+
+
+def test_the_class_table_names_each_cause_in_words_with_its_code():
+    """Issue 28 item 6: a cause was shown as its id lower-cased ("no save point a")."""
+    from graders.nbgrader_plumbing.gradebook import StudentResult, TestScore
+    from graders.nbgrader_plumbing.score_report import format_class
+
+    def student(name: str, cause: str) -> StudentResult:
+        record = _record("l2_save_point_a", "Killed while tool 1 ran.", cause)
+        return StudentResult(name, [TestScore("02", "l2_save_point_a", 0, 3, record)], [])
+
+    text = " ".join(format_class([student("ann", "no_save_point_a"), student("bo", "hung"),
+                                  student("cy", "")], width=100).split())
+    assert "A tool ran and left no trace: no save before it ran (no_save_point_a) (1): ann" in text
+    assert "The run was still going after the timeout (hung) (1): bo" in text
+    assert "No reason recorded (1): cy" in text
+    assert "no save point a" not in text
 
 
 @pytest.mark.nbgrader

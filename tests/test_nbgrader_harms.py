@@ -47,7 +47,15 @@ PAYLOAD = ("The first failure is the in-place write.\n\n"
            "<script>window.__xss = 'script'</script>\n"
            "<img src=x onerror=\"window.__xss = 'onerror'\">\n"
            "[a markdown link](javascript:window.__xss='markdown')\n"
-           "<a href=\"javascript:window.__xss='href'\">an html link</a>\n")
+           "<a href=\"javascript:window.__xss='href'\">an html link</a>\n"
+           "\n![a pixel](https://tracker.invalid/md.png)\n"
+           "<img src=\"https://tracker.invalid/img.gif\" alt=\"a pixel\">\n"
+           "<img src=\"//tracker.invalid/relative-scheme.gif\">\n"
+           "<img srcset=\"https://tracker.invalid/srcset.png 2x\">\n"
+           "<picture><source srcset=\"https://tracker.invalid/source.png\"></picture>\n"
+           "<span style=\"background: url(https://tracker.invalid/style.png)\">styled</span>\n"
+           "<video poster=\"https://tracker.invalid/poster.png\"></video>\n"
+           "<link rel=\"stylesheet\" href=\"https://tracker.invalid/sheet.css\">\n")
 #: An exception message that rewrites the instructor's terminal: erase the line, go up, forge.
 FORGED_ROW = "l2_atomic_save             3/3   passed"
 FORGE = ("\x1b[2K\r\x1b[1A\x1b[2K" + FORGED_ROW + "\n  l2_save_point_a  3/3   passed\u202e")
@@ -166,6 +174,70 @@ def _live(html: str) -> list[str]:
     parser = _Live()
     parser.feed(html)
     return parser.found
+
+
+class _Loads(HTMLParser):
+    """Everything a page would fetch by itself: each attribute that loads a URL (a link one
+    clicks is not a load), and each ``url(...)`` in a style, that is not embedded data."""
+
+    LOADING = {"src", "srcset", "poster", "data", "background", "action", "formaction",
+               "manifest", "xlink:href"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[str] = []
+        self.meta: list[dict] = []
+        self._style = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self._style = tag == "style"
+        if tag == "meta":
+            self.meta.append(attrs)
+        if tag in ("link", "image", "use") and attrs.get("href"):
+            self.found.append(f"<{tag} href={attrs['href']!r}>")
+        if tag == "script" and attrs.get("src"):
+            self.found.append(f"<script src={attrs['src']!r}>")
+        for name, value in attrs.items():
+            value = (value or "").strip()
+            if name in self.LOADING and value and not value.startswith("data:"):
+                self.found.append(f"<{tag} {name}={value!r}>")
+            if name == "style":
+                self.found += _remote_urls(value)
+
+    def handle_data(self, data):
+        if self._style:  # elsewhere it is text: an escaped tag the student wrote is harmless
+            self.found += _remote_urls(data)
+
+    def handle_endtag(self, tag):
+        self._style = False
+
+
+def _remote_urls(css: str) -> list[str]:
+    """``url(...)`` in ``css`` that reach another host (``url(https://...)``, ``url(//...)``)."""
+    import re
+
+    return [m.group(0) for m in re.finditer(r"url\(\s*['\"]?\s*(https?:)?//[^)]*\)", css, re.I)]
+
+
+def test_the_feedback_loads_nothing_from_the_network(batch, course):
+    """Issue 28 item 5, issue 29 item 6: no MathJax from a CDN, no student image from a remote
+    host (src, srcset, source, poster, style url()), and a Content-Security-Policy as a second
+    wall."""
+    for student, notebook in [("harm_xss", LEVEL2), ("harm_xss", LEVEL4),
+                              ("harm_split", LEVEL2)]:
+        html = _feedback(course, student, notebook)
+        parser = _Loads()
+        parser.feed(html)
+        assert parser.found == [], (student, notebook, parser.found)
+        assert "mathjax" not in html.lower()
+        csp = [m["content"] for m in parser.meta
+               if m.get("http-equiv", "").lower() == "content-security-policy"]
+        assert csp and "default-src 'none'" in csp[0], parser.meta
+        assert "script-src" not in csp[0] and "http" not in csp[0], csp
+    html = _feedback(course, "harm_xss")
+    assert "tracker.invalid/md.png" not in html and "tracker.invalid/img.gif" not in html
+    assert "a pixel" in html  # the image's alt text is still there
 
 
 def test_a_written_answer_cannot_run_script_in_the_feedback(batch, course):

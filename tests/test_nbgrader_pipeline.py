@@ -206,6 +206,25 @@ def test_nbgrader_own_commands_grade_broken_submissions(course, nbgrader_cli):
     assert "ended the process" in _feedback(course, "nbg_os_exit")
 
 
+#: What an instructor's terminal showed per student and had to learn to ignore (issue 28 item 5).
+NOISE = ("does not exist in the database", "not recognized by", "SAWarning", "Warning:",
+         "not in session", "MissingIDField")
+
+
+def test_nbgrader_own_commands_print_no_warning_to_ignore(nbgrader_cli):
+    """New students through nbgrader's own autograde and generate_feedback: no warning about
+    the playground cells, the feedback's config, or SQLAlchemy's session (each student handed
+    in one notebook of four, and one deleted a test cell: those two warnings are true)."""
+    for proc in nbgrader_cli:
+        noise = [line for line in (proc.stdout + proc.stderr).splitlines()
+                 if any(word in line for word in NOISE)]
+        assert noise == [], noise
+        warnings = [line for line in (proc.stdout + proc.stderr).splitlines()
+                    if "| WARNING]" in line and "No submitted file" not in line
+                    and "Missing grade cell" not in line]
+        assert warnings == [], warnings
+
+
 def test_nbgrader_export_agrees_with_our_csv(exported, graded):
     proc, rows = exported
     assert proc.returncode == 0 and CONFIG_BROKEN not in proc.stdout + proc.stderr

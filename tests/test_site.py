@@ -115,6 +115,11 @@ def test_the_site_serves_pyodide_and_every_wheel_itself(site):
 
 
 @pytest.mark.install
+def test_the_site_answers_the_browsers_favicon_request(site):
+    assert (site / "favicon.ico").read_bytes()[:4] == b"\x00\x00\x01\x00"  # an ICO file
+
+
+@pytest.mark.install
 def test_the_site_names_no_host_but_its_own(site):
     texts = [site / "jupyter-lite.json", site / "static" / "pyodide" / "pyodide-lock.json"]
     for path in texts:
@@ -140,9 +145,54 @@ def test_the_course_wheel_holds_the_packages_and_asks_only_for_ipywidgets(site):
         metadata = next(archive.read(n).decode() for n in names if n.endswith("/METADATA"))
     assert "graders/checks/selfcheck.py" in names and "fake_llm/model.py" in names
     assert "graders/data/teaching/parallel_turn_events.json" in names  # lesson 05's turn
-    assert "solutions/04_parallel_tool_calls.py" in names  # lesson 05's other turn
+    assert not _not_for_students(names), _not_for_students(names)
     assert not any(n.endswith(".pyc") or "__pycache__" in n for n in names)
     assert re.findall(r"^Requires-Dist: (.*)$", metadata, re.M) == ["ipywidgets"]
+
+
+def _not_for_students(names) -> list[str]:
+    """What in a wheel's file names a student must not get (issue 29 item 7): any solution, and
+    any scenario that only hidden checks use (a scenario a lesson runs live stays)."""
+    from graders.checks import CHECKS
+
+    live_in_lessons = {"long-migration"}  # lesson 01 runs the lesson's loop on it
+    visible = {c.scenario for c in CHECKS.values() if not c.hidden}
+    hidden_only = {c.scenario for c in CHECKS.values() if c.hidden} - visible - live_in_lessons
+    return sorted(n for n in names
+                  if n.startswith("solutions/") or "/solutions/" in n
+                  or ".written_answers" in n or ".walkthrough" in n
+                  or any(n == f"fake_llm/scenarios/{s}.json" for s in hidden_only))
+
+
+def test_the_course_wheel_holds_no_solution_and_no_hidden_check_scenario(tmp_path):
+    """The wheel as the site build writes it, opened: no solution, no scenario that only hidden
+    checks use; lesson 05 still shows release-audit's turns from the recording alone."""
+    from fake_llm.scenario import SCENARIO_DIR
+    from graders.site.course_wheel import WITHHELD, write_course_wheel
+    from graders.teaching import parallel_turn
+
+    wheel = write_course_wheel(ROOT, tmp_path / "wheel", "0.0.0")
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        archive.extractall(tmp_path / "site-packages")
+    assert "graders/checks/selfcheck.py" in names
+    assert "fake_llm/scenarios/long-migration.json" in names
+    assert "graders/data/teaching/parallel_turn_events.json" in names  # lesson 05's turns
+    assert _not_for_students(names) == [], _not_for_students(names)
+    assert _not_for_students({*names, *WITHHELD, "solutions/04_parallel_tool_calls.py"})  # can fail
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]);"
+        "from graders.teaching.parallel_turn import turn_moments;"
+        "import fake_llm, graders; assert fake_llm.__file__.startswith(sys.argv[1]);"
+        "assert graders.__file__.startswith(sys.argv[1]);"
+        "from fake_llm import list_scenarios;"
+        "assert 'release-audit' not in list_scenarios(), list_scenarios();"
+        "print(len(turn_moments('release-audit', 4)))")
+    run = subprocess.run([sys.executable, "-I", "-c", code, str(tmp_path / "site-packages")],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert int(run.stdout) == len(parallel_turn.turn_moments("release-audit", 4)) > 0
+    assert (SCENARIO_DIR / "release-audit.json").exists()  # the desktop course keeps it
 
 
 def test_the_command_refuses_a_folder_that_is_not_a_site(tmp_path):
@@ -583,8 +633,9 @@ def test_level_2_self_check_in_the_browser_agrees_with_checkpoint_lab_check(
     expected = verdicts(_finish(started["reference"]))
     assert expected and all(status == "PASS" for status, _ in expected.values()), expected
     assert seen == expected
-    assert "your code ran in this process while the course recorded its file operations" in \
-        " ".join(printed.split())
+    said = " ".join(printed.split())
+    note = "Self-check in this browser tab: your code ran here while the course recorded its"
+    assert note in said and said.count("Self-check in this browser tab") == 1, said  # once
 
     # hint(), as the notebook defines it, answers in the browser too.
     hinted = visit.page.evaluate("""async () => {

@@ -58,7 +58,8 @@ def test_nbgraders_validator_says_the_verdict_not_partial_credit():
 def test_feedback_verdicts_are_wrapped():
     outputs = verdict_outputs(record_of(CheckResult("l2_atomic_save", False, 0, WHY * 3)))
     text = outputs[0].traceback[0]
-    assert text.startswith(f"{TITLE}: not passed (0/3 points)\n")
+    # a heading starts with a capital, as in Validate (the title is also used mid-sentence)
+    assert text.startswith(f"{TITLE[0].upper()}{TITLE[1:]}: not passed (0/3 points)\n")
     assert max(len(line) for line in text.splitlines()) <= WRAP
 
 

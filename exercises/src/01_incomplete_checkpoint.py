@@ -256,9 +256,10 @@ for label, checkpoint in cases.items():
 # ## Self-check
 #
 # All of this notebook's automatic checks at once, in a table. The same table is printed in a
-# terminal, from the course's folder (where `course.py` is), by
-# `checkpoint-lab check workspace/exercises/lesson2/01_incomplete_checkpoint.ipynb` (your own
-# copy, in your workspace; save the notebook first).
+# terminal by `checkpoint-lab check 01_incomplete_checkpoint` (save the notebook first). It checks
+# your own copy: in your workspace when you run it from the course's folder (where `course.py` is),
+# or in `lesson2/` on a hub, where the Assignments tab fetched it (there, from your home folder).
+# The course's website has no terminal: the cell below is its self-check.
 
 # %% nbgrader={"grade": false, "grade_id": "l1_self_check", "locked": true, "schema_version": 3, "solution": false}
 from graders.notebook import self_check

@@ -263,10 +263,12 @@ run_check("l2_save_point_a_hidden", globals())
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l2_self_check_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## Self-check
 #
-# All of this notebook's visible checks at once, in a table, with every crash point that failed.
-# The same table is printed in a terminal, from the course's folder (where `course.py` is), by
-# `checkpoint-lab check workspace/exercises/lesson2/02_two_latent_failures.ipynb` (your own copy,
-# in your workspace; save the notebook first).
+# All of this notebook's visible checks at once, in a table, with every crash point that failed. The
+# same table is printed in a terminal by `checkpoint-lab check 02_two_latent_failures` (save the
+# notebook first). It checks your own copy: in your workspace when you run it from the course's
+# folder (where `course.py` is), or in `lesson2/` on a hub, where the Assignments tab fetched it
+# (there, from your home folder). The course's website has no terminal: the cell below is its
+# self-check.
 
 # %% nbgrader={"grade": false, "grade_id": "l2_self_check", "locked": true, "schema_version": 3, "solution": false}
 from graders.notebook import self_check
@@ -285,7 +287,8 @@ self_check(globals(), "02_two_latent_failures")
 #
 # Copy the solutions into your workspace: in a terminal, `checkpoint-lab solutions 2`, or in a
 # cell, `from graders.workspace.solutions import solutions` and then `solutions(2)`. They land in
-# `solutions/` in JupyterLab's file browser. Open the walkthrough first,
+# `solutions/` in JupyterLab's file browser (a hub and the course's website carry no solutions:
+# there your instructor hands them out). Open the walkthrough first,
 # `02_two_latent_failures.walkthrough.md`: it sets your colleague's code beside a fixed version,
 # line by line, and goes past what the checks can see (several saves at once, and another
 # operating system). `02_two_latent_failures.written_answers.md` holds a model answer for part 1, and

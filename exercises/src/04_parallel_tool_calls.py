@@ -158,9 +158,11 @@ run_check("l4_one_result_message_hidden", globals())
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l4_self_check_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## Self-check
 #
-# This notebook's visible checks at once, in a table. From a terminal, in the course's folder:
-# `checkpoint-lab check workspace/exercises/lesson2/04_parallel_tool_calls.ipynb` (save the
-# notebook first).
+# This notebook's visible checks at once, in a table. The same table is printed in a terminal by
+# `checkpoint-lab check 04_parallel_tool_calls` (save the notebook first). It checks your own copy:
+# in your workspace when you run it from the course's folder (where `course.py` is), or in
+# `lesson2/` on a hub, where the Assignments tab fetched it (there, from your home folder). The
+# course's website has no terminal: the cell below is its self-check.
 
 # %% nbgrader={"grade": false, "grade_id": "l4_self_check", "locked": true, "schema_version": 3, "solution": false}
 from graders.notebook import self_check

@@ -89,8 +89,8 @@ def _judge(check, verdicts: list):
         result = check_result(check.id, False, f"Ran your run_agent on {check.scenario} with no "
                               f"crash at all: {lower_first(_message(check, end[0]))} "
                               f"{HINT_LINE}", verdicts)
-        result.summary = (f"Ran your run_agent on {check.scenario} with no crash at all, and it "
-                          "did not get through (no_crash, below).")
+        result.summary = (f"Ran your run_agent on {check.scenario} with no crash at all, and "
+                          "that run already fails this check (no_crash, below).")
         return result
     failed = [v for v in crashes if fails_its_own_problems(check, v)]
     if not failed:

@@ -109,7 +109,8 @@ def _judge(check, verdicts: list):
     end = [v for v in verdicts if v.kind == "no_crash" and not v.passed]
     if end:
         return check_result(check.id, False, f"Ran your save with the given loop on "
-                            f"{check.scenario}, and it did not get through: {end[0].message}",
+                            f"{check.scenario} with no power cut at all, and that run already "
+                            f"fails: {end[0].message}",
                             verdicts)
     failed = [v for v in cuts if fails_its_own_problems(check, v)]
     if not failed:

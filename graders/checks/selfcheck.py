@@ -8,6 +8,7 @@ from __future__ import annotations
 from graders.checks.base import checks_for, exercise
 from graders.checks.live import evaluate_check, in_grading_kernel
 from graders.checks.table import MAX_POINT_ROWS, VERDICTS_ATTRIBUTE, ResultTable, Row
+from graders.grading.observers import observer_note
 
 __all__ = [
     "ResultTable", "Row", "self_check", "failing_checks", "MAX_POINT_ROWS", "VERDICTS_ATTRIBUTE",
@@ -27,10 +28,17 @@ def self_check(namespace: dict, notebook: str) -> ResultTable:
                            "own cell above, computed outside this kernel.")
     results = [evaluate_check(c.id, namespace) for c in checks_for(notebook, include_hidden=False)]
     hidden = [c for c in checks_for(notebook) if c.hidden]
+    # The observer's note (no strace here, a browser tab) once, under the table, not per row.
+    note = observer_note()
+    shown = []
+    for result in results:
+        if note and result.message.startswith(note + "\n"):
+            result.message = result.message[len(note) + 1:]
+            shown = [note]
     from graders.checks.live import SEEN
 
     return ResultTable(results, hidden=hidden, title=f"Self-check: {record.title}",
-                       seen=dict(SEEN.get(notebook, {})), cell="self_check")
+                       seen=dict(SEEN.get(notebook, {})), cell="self_check", notes=shown)
 
 
 def failing_checks(path) -> list[str]:

@@ -140,11 +140,11 @@ def judge_crash_matrix(check: Check, verdicts: list) -> CheckResult:
     done = f"Ran your code on {check.scenario} to the end and at {crash_points} ({kinds})"
     unfinished = [v for v in mine if kind_of(v) == "no_crash" and counts_against(check.id, v)]
     if unfinished:
-        summary = (f"Ran your code on {check.scenario} with no crash at all, and it did not get "
-                   "through (no_crash, below).")
+        summary = (f"Ran your code on {check.scenario} with no crash at all, and that run "
+                   "already fails this check (no_crash, below).")
         cause = lower_first(unfinished[0].message)
         result = check_result(check.id, False, f"Ran your code on {check.scenario} with no crash "
-                              f"at all, and it did not get through: {cause}", mine)
+                              f"at all, and that run already fails: {cause}", mine)
         result.summary = summary
         return result
     failed = [v for v in mine if counts_against(check.id, v)]

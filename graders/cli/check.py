@@ -60,6 +60,7 @@ def resolve_notebook(text: str, workspace: str | Path | None = None) -> Path:
     """The file ``checkpoint-lab check TEXT`` means: the path itself when it exists, else the
     student's copy of the exercise named ``TEXT`` in their workspace. UsageError otherwise."""
     from graders.checks import NOTEBOOKS
+    from graders.nbgrader_plumbing.source_notebook import ASSIGNMENT
     from graders.workspace.student_files import exercise_copy, notebook_name, workspace_path
 
     path = Path(text).expanduser()
@@ -76,12 +77,18 @@ def resolve_notebook(text: str, workspace: str | Path | None = None) -> Path:
         raise UsageError(f"there is no file {text} and no exercise called {name}; the exercises "
                          f"are {names}")
     copy = exercise_copy(name, ws)
-    if copy.exists():
-        return copy
-    raise UsageError(f"there is no file {text} here, and your workspace {ws} has no "
-                     f"{copy.relative_to(ws)} yet; open the course once with `python3 course.py "
-                     "lab` (it makes your copy), or give the path of your copy (or --workspace "
-                     "DIR)")
+    # the workspace's copy, then the one nbgrader's fetch makes (lesson2/ here or in the home
+    # folder, as on a hub), then the notebook itself in this folder
+    file = f"{name}.ipynb"
+    fetched = [Path.cwd() / ASSIGNMENT / file, Path.home() / ASSIGNMENT / file, Path.cwd() / file]
+    for candidate in (copy, *fetched):
+        if candidate.exists():
+            return candidate
+    raise UsageError(f"there is no file {text} here, no {ASSIGNMENT}/{name}.ipynb (the folder "
+                     f"the Assignments tab fetches into), and your workspace {ws} has no "
+                     f"{copy.relative_to(ws)} yet; give the path of your copy (on a hub: "
+                     f"checkpoint-lab check ~/{ASSIGNMENT}/{name}.ipynb), or open the course "
+                     "once with `python3 course.py lab` (it makes your copy)")
 
 
 def empty_written_answers(nb) -> list[tuple[str, float]]:

@@ -25,6 +25,7 @@ def run(args: argparse.Namespace) -> int:
     """Build the course in ``args.dir``; print what is where."""
     from graders.cli import UsageError
     from graders.nbgrader_plumbing.course import build_course
+    from graders.nbgrader_plumbing.settings import COURSE_ID, LAB_COMMAND
     from graders.nbgrader_plumbing.source_notebook import BuildError
 
     target: Path = args.dir
@@ -38,11 +39,17 @@ def run(args: argparse.Namespace) -> int:
     except BuildError as err:
         raise UsageError(str(err).splitlines()[0]) from err
     notebooks = ", ".join(f"{n}.ipynb" for n in course.notebooks())
+    students = [s.strip() for s in args.students.split(",") if s.strip()]
     print(f"Course ready in {course.root}")
-    print(f"  config     {course.config_path.name}")
+    print(f"  config     {course.config_path}")
     print(f"  source     source/{course.assignment}/ ({notebooks})")
     print(f"  release    release/{course.assignment}/")
+    print(f"  exchange   {course.root / 'exchange'}/ (course id {COURSE_ID}: nbgrader's "
+          "release_assignment and collect go through it)")
     print(f"  gradebook  {course.gradebook_path.name}")
+    print("  students   " + (f"{', '.join(students)} (in the gradebook)" if students else
+                             "none added (--students IDS, or `nbgrader db student add ID`)"))
     print("Grade submissions with: checkpoint-lab grade SUBMISSIONS "
           f"--course {course.root} --csv grades.csv")
+    print(f"Open it in JupyterLab with: cd {course.root} && {LAB_COMMAND}")
     return 0

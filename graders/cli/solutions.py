@@ -62,14 +62,14 @@ def run(args: argparse.Namespace) -> int:
     from graders.workspace.notebooks import WorkspaceError
     from graders.workspace.student_files import workspace_path
 
+    try:
+        solution_files(args.level)  # first: on a hub there are none, whatever the workspace
+    except FileNotFoundError as err:
+        raise UsageError(str(err)) from None
     ws = workspace_path(args.workspace)
     if not ws.is_dir():
         raise UsageError(f"there is no workspace {ws}; open the course once with `python3 "
                          "course.py lab` (it makes it), or give --workspace DIR")
-    try:
-        solution_files(args.level)
-    except FileNotFoundError as err:
-        raise UsageError(str(err)) from None
     if not _confirmed(args, ws):
         return 1
     try:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import os
 import subprocess
+import sys
 
 from graders.grading.recorded import RecordedHarness, StraceHarness, TracedHarness
 from graders.sandbox import box
@@ -99,9 +100,18 @@ def observer() -> str:
     return "inprocess"
 
 
+#: The in-process note in a browser tab (the site's Pyodide), where "this machine" is a tab.
+BROWSER_NOTE = ("Self-check in this browser tab: your code ran here while the course recorded its "
+                "file operations; every crash state was built from that record, as grading "
+                "builds them.")
+
+
 def observer_note() -> str | None:
     """The one line a self-check shows about its observer here (None for grading's own)."""
-    return NOTES.get(observer())
+    chosen = observer()
+    if chosen == "inprocess" and sys.platform == "emscripten":
+        return BROWSER_NOTE
+    return NOTES.get(chosen)
 
 
 def harness_for(submission, timeout: float | None, *, allow_fallback: bool = False,

@@ -73,7 +73,7 @@ def verdict_text(title: str, score: float, points: float, message: str, *,
     """
     if status is None:
         status = "passed" if score >= points else "partly passed" if score > 0 else "not passed"
-    head = f"{title}: {status} ({score:g}/{points:g} points)"
+    head = f"{title[:1].upper()}{title[1:]}: {status} ({score:g}/{points:g} points)"
     body = "\n".join(part for part in (note.strip(), head, message.strip()) if part)
     return _wrap(body)
 

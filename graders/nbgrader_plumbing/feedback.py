@@ -12,10 +12,12 @@ generate_feedback --force``) and the notes are gone.
 
 from __future__ import annotations
 
+from nbconvert.utils.base import NbConvertBase
 from nbformat import NotebookNode
 from nbformat.v4 import new_markdown_cell
 from nbgrader import utils
 from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import List
 
 from graders.nbgrader_plumbing.split_cells import joined_cells
 
@@ -66,6 +68,10 @@ def _awaiting(nb: NotebookNode, info: dict) -> list[tuple[int, str, float]]:
 class FeedbackNotes(NbGraderPreprocessor):
     """Wrap the feedback's text, say which written answers await marking, and which answers
     were joined from split cells."""
+
+    # nbgrader's base class declares this trait again without config=True, so HTMLExporter's
+    # default config for it was reported as "not recognized"; nbgrader's GetGrades does the same.
+    display_data_priority = List(NbConvertBase.display_data_priority.default_value).tag(config=True)
 
     def preprocess(self, nb: NotebookNode, resources: dict):
         info = resources.get("nbgrader", {})

@@ -31,12 +31,11 @@ _API = None
 
 
 def quiet_sqlalchemy() -> None:
-    """Silence SQLAlchemy's SAWarnings that nbgrader's own autograde triggers for new students."""
-    import warnings
+    """Build new students' submissions without SQLAlchemy's autoflush, the cause of the
+    SAWarnings nbgrader's own autograde gave (`graders.nbgrader_plumbing.nbgrader_fixes`)."""
+    from graders.nbgrader_plumbing.nbgrader_fixes import add_submission_without_autoflush
 
-    from sqlalchemy.exc import SAWarning
-
-    warnings.filterwarnings("ignore", category=SAWarning)
+    add_submission_without_autoflush()
 
 
 def worker_init(root: str) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import re
 import traceback
 
 from nbformat import NotebookNode
@@ -100,6 +101,7 @@ class RestoreTestCells(OverwriteCells):
             cell = self.missing_cell_transform(source_by_id[grade_cell.name],
                                                grade_cell.max_score,
                                                is_solution=grade_cell.name in solution_ids)
+            cell["id"] = _free_id(grade_cell.name, nb)
             earlier = source_ids[:source_ids.index(grade_cell.name)]
             position = 0
             for grade_id in reversed(earlier):
@@ -123,8 +125,21 @@ class RestoreTestCells(OverwriteCells):
             if task_cell.name not in submitted:
                 cell = self.missing_cell_transform(source_cells[source_ids.index(task_cell.name)],
                                                    task_cell.max_score, is_task=True)
+                cell["id"] = _free_id(task_cell.name, nb)
                 nb.cells.append(cell)
         return nb, resources
+
+
+def _free_id(grade_id: str, nb: NotebookNode) -> str:
+    """A cell id for a cell put back: nbgrader's own has none, and nbformat warned
+    (MissingIDFieldWarning) at every notebook it wrote with one."""
+    taken = {cell.get("id") for cell in nb.cells}
+    base = re.sub(r"[^a-zA-Z0-9_-]", "-", grade_id)[:56] or "restored"
+    candidate, n = base, 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{base}-{n}"
+    return candidate
 
 
 SELF_CHECK_NOTE = (

@@ -7,9 +7,10 @@ cleans the markdown *source*, where a markdown link is not HTML yet, and nbgrade
 ignore nbconvert's ``sanitize_html``; so :class:`SafeMarkdown` renders each markdown cell with
 nbconvert's own renderer first, then cleans the HTML with bleach (the library nbconvert
 sanitizes with): an allowlist of tags, no event attributes or ``style``, links to http(s) and
-mailto only, images from http(s) or embedded image data. The result goes back into the cell as
-one ``<div>`` block, which the template's markdown renderer passes through unchanged. Raw cells
-are cleaned the same way.
+mailto only, images from embedded image data only (a remote ``src``, a tracking pixel for
+whoever opens the feedback, is dropped; ``srcset`` and ``style`` are never kept). The result goes
+back into the cell as one ``<div>`` block, which the template's markdown renderer passes through
+unchanged. Raw cells are cleaned the same way.
 
 The course's ``nbgrader_config.py`` names it for ``HTMLExporter``, the exporter of both
 ``generate_feedback`` and formgrader (`graders.nbgrader_plumbing.settings`).
@@ -45,7 +46,7 @@ def _attribute(tag: str, name: str, value: str) -> bool:
     if tag == "img" and name in ("alt", "width", "height"):
         return True
     if tag == "img" and name == "src":
-        return bool(re.match(r"https?:", value.strip(), re.I) or _IMAGE_DATA.match(value.strip()))
+        return bool(_IMAGE_DATA.match(value.strip()))
     return tag in ("td", "th") and name in ("align", "colspan", "rowspan")
 
 

@@ -75,8 +75,22 @@ _WORDS = {"passed": "passed", "failed": "not passed", "not_checked": "NOT CHECKE
           "not_submitted": "not submitted"}
 
 
-def _cause_words(cause: str) -> str:
-    return cause.replace("_", " ") if cause else "no reason recorded"
+#: Causes that are not the judge's problem codes, in words.
+_CAUSES = {"not_checked": "not checked", "failed": "failed", "load": "could not be loaded",
+           "no_crash": "fails with no crash at all"}
+
+
+def _cause_words(cause: str, *, capital: bool = True) -> str:
+    """A cause as the instructor reads it: what the judge's code means, the code after it (a
+    sentence's start, or with ``capital`` False, its middle)."""
+    from graders.judge.problems import PARALLEL_PROBLEMS, PROBLEMS
+
+    words = (PROBLEMS.get(cause) or PARALLEL_PROBLEMS.get(cause) or _CAUSES.get(cause)
+             if cause else "no reason recorded")
+    if words is None:
+        return cause
+    words = f"{words[:1].upper()}{words[1:]}" if capital else words
+    return f"{words} ({cause})" if cause and cause != words else words
 
 
 def _twin(test: TestScore, by_id: dict[str, TestScore]) -> TestScore | None:
@@ -107,8 +121,8 @@ def _test_lines(test: TestScore, by_id: dict[str, TestScore], said: dict[str, st
         failed, points = ((test.record.failed, test.record.crash_points) if test.record
                           else (None, None))
         counted = f"; {failed} of {points} crash points failed" if failed else ""
-        return _wrap_head(f"{head}, as {twin.test} "
-                          f"({_cause_words(twin.cause)}){counted}", width)
+        cause = _cause_words(twin.cause, capital=False)
+        return _wrap_head(f"{head}, as {twin.test} ({cause}){counted}", width)
     return [head, *_wrap(test.message, width, 6)] if test.message else [head]
 
 

@@ -34,6 +34,7 @@ LAB_COMMAND = f"jupyter lab --config={LAB_CONFIG}"
 _MARK = "# --- checkpoint-lab course settings (graders.nbgrader_plumbing.settings) ---"
 #: The preprocessor that makes students' HTML inert (`graders.nbgrader_plumbing.safe_html`).
 SAFE_MARKDOWN = "graders.nbgrader_plumbing.safe_html.SafeMarkdown"
+_FIXES = "graders.nbgrader_plumbing.nbgrader_fixes"
 #: The exchange's mode: what nbgrader's release_assignment wants (rwx for all, or it warns and
 #: changes it), with the sticky bit of /tmp (only the owner of an entry may remove it).
 EXCHANGE_MODE = 0o1777
@@ -105,6 +106,16 @@ def config_lines() -> str:
         "# attributes, no javascript: links), in the feedback and in formgrader alike: both",
         "# convert with HTMLExporter, which runs these before anything else.",
         f"c.HTMLExporter.preprocessors = [{SAFE_MARKDOWN!r}]",
+        "# The feedback page loads nothing from the network: the course's feedback template",
+        "# (no MathJax from a CDN, a Content-Security-Policy), found before nbgrader's own.",
+        f"from {_FIXES} import (  # noqa: E402",
+        "    add_submission_without_autoflush as _no_autoflush,",
+        "    template_basedirs as _template_basedirs,",
+        ")",
+        "",
+        "c.HTMLExporter.extra_template_basedirs = _template_basedirs()",
+        "# nbgrader builds each new submission with SQLAlchemy's autoflush off (no SAWarning).",
+        "_no_autoflush()",
         "",
     ])
 

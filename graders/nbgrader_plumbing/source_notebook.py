@@ -162,6 +162,11 @@ def _cell_id(grade_id: str | None, index: int) -> str:
     return _CELL_ID_BAD.sub("-", grade_id)[:64] if grade_id else f"cell-{index}"
 
 
+def _graded_by_nbgrader(info: dict) -> bool:
+    """Whether nbgrader records the cell: an answer, a test, a task or a locked cell."""
+    return bool(info) and any(info.get(key) for key in ("grade", "solution", "locked", "task"))
+
+
 def build_source_notebook(authored: Path, root: Path = ROOT) -> NotebookNode:
     """The nbgrader source notebook (instructor version) built from one authored file."""
     authored = Path(authored)
@@ -181,6 +186,10 @@ def build_source_notebook(authored: Path, root: Path = ROOT) -> NotebookNode:
         if grade_id:
             seen.add(grade_id)
         cell.id = _cell_id(grade_id, index)
+        if not _graded_by_nbgrader(meta.get("nbgrader", {})):
+            # A playground cell: its grade_id names only the cell id. nbgrader keeps no record
+            # of such a cell, so autograde warned "does not exist in the database" per student.
+            meta.pop("nbgrader", None)
         lab = meta.get("checkpoint_lab")
         if lab is None:
             continue

@@ -138,6 +138,18 @@ def _tools_problem() -> str | None:
     return None
 
 
+def _favicon(output: Path) -> None:
+    """Jupyter's icon as ``/favicon.ico``: a browser asks for it at the site's root, and a static
+    host logged a 404 for every visit."""
+    try:
+        import jupyter_server
+    except ImportError:  # the site's tools come with JupyterLab; without it there is no icon
+        return
+    icon = Path(jupyter_server.__file__).resolve().parent / "static" / "favicon.ico"
+    if icon.is_file() and not (output / "favicon.ico").exists():
+        shutil.copyfile(icon, output / "favicon.ico")
+
+
 def build_site(root: Path, output: Path, cache: Path | None = None) -> SiteReport:
     """Build the course in ``root`` as a static site in ``output`` (replaced if it is a site
     built before); downloads are kept in ``cache`` (default ``root/.site-cache``)."""
@@ -158,6 +170,7 @@ def build_site(root: Path, output: Path, cache: Path | None = None) -> SiteRepor
         shutil.copytree(stage / "static" / "pyodide", output / "static" / "pyodide",
                         dirs_exist_ok=True)
     (output / ".nojekyll").touch()  # GitHub Pages serves it as it is (no Jekyll)
+    _favicon(output)
     report.seconds = time.monotonic() - started
     report.size_bytes = sum(p.stat().st_size for p in output.rglob("*") if p.is_file())
     return report

@@ -1,8 +1,8 @@
 """The course's own packages, ``graders`` and ``fake_llm``, as one wheel the browser kernel loads.
 
 Written here with ``zipfile`` (the wheel format is a zip with three metadata files), so the
-build needs no build backend and no network. It also carries the one file outside them that
-they read (:data:`DATA_FILES`). The wheel names only ``ipywidgets`` as a
+build needs no build backend and no network. It carries nothing outside them, and leaves out
+of them what only hidden checks use (:data:`WITHHELD`). The wheel names only ``ipywidgets`` as a
 requirement: the lessons and self-checks need nothing else the browser has not got, and the
 desktop's requirements (JupyterLab, nbgrader, matplotlib) have no place in a browser tab. Its
 version carries a hash of its contents, so a browser never keeps an older copy under the same name.
@@ -15,16 +15,17 @@ import hashlib
 import zipfile
 from pathlib import Path
 
-__all__ = ["DIST_NAME", "write_course_wheel"]
+__all__ = ["DIST_NAME", "WITHHELD", "write_course_wheel"]
 
 DIST_NAME = "checkpoint_lab"
 PACKAGES = ("graders", "fake_llm")
-#: Files of the course outside the packages that the packages read, kept at the same place
-#: relative to them (``site-packages/solutions/...``): lesson 05 runs Level 4's reference loop
-#: on each turn it shows whose run the package does not hold recorded
-#: (``graders.teaching.parallel_turn``; its data holds incident-triage's, the lesson also shows
-#: release-audit's).
-DATA_FILES = ("solutions/04_parallel_tool_calls.py",)
+#: What the site's wheel leaves out of the packages: a student's browser gets nothing a student
+#: should not have. The scenarios that only hidden checks use (Level 4's ``release-audit``;
+#: lesson 05 shows its turns from the recording in ``graders/data/teaching/``, see
+#: `graders.teaching.parallel_turn.RecordedShape`). ``long-migration``, which Levels 2 and 3's
+#: hidden checks use, stays: lesson 01 runs the lesson's loop on it live. No file of
+#: ``solutions/`` is added.
+WITHHELD = ("fake_llm/scenarios/release-audit.json",)
 _STAMP = (2020, 2, 2, 0, 0, 0)
 
 
@@ -32,9 +33,10 @@ def _files(root: Path) -> list[Path]:
     found = []
     for package in PACKAGES:
         for path in sorted((root / package).rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc" \
+                    and path.relative_to(root).as_posix() not in WITHHELD:
                 found.append(path)
-    return found + [root / name for name in DATA_FILES]
+    return found
 
 
 def _digest(data: bytes) -> str:

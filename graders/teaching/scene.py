@@ -61,6 +61,11 @@ def ran_twice(first_run: Iterable[Mapping], resumed: Iterable) -> list[str]:
     return [name for name, tool_input in resumed if (name, tool_input) in before]
 
 
+def _times(count: int) -> str:
+    """``"once"``, ``"2 times"``: how often something was called."""
+    return "once" if count == 1 else f"{count} times"
+
+
 def describe_run(obs: Observation) -> str:
     """What one crash run did and left on disk, in a few lines."""
     lines = [f"Crash point: {obs.point} ({obs.detail})."]
@@ -73,8 +78,8 @@ def describe_run(obs: Observation) -> str:
         lines.append(f"On disk: checkpoint.json, {obs.checkpoint_bytes:,} bytes of valid JSON.")
     if obs.files:
         lines.append("Other files: " + ", ".join(f"{k} ({v} bytes)" for k, v in obs.files.items()))
-    lines.append(f"save_checkpoint was called {len(obs.saves)} times; the model "
-                 f"{obs.model_calls} times; the tools {obs.tool_calls} times.")
+    lines.append(f"save_checkpoint was called {_times(len(obs.saves))}; the model "
+                 f"{_times(obs.model_calls)}; the tools {_times(obs.tool_calls)}.")
     ledger = ledger_lines(obs.ledger)
     lines.append("Ledger (tools that really ran): " + ("; ".join(ledger) if ledger else "none"))
     return wrap_text("\n".join(lines))

@@ -31,6 +31,10 @@ __all__ = ["Copied", "LEVELS", "copy_solutions", "not_passing", "solution_files"
 
 #: The exercises' levels; each has ``solutions/NN_<exercise>.py`` and its written answers.
 LEVELS = (1, 2, 3, 4)
+#: Why there is nothing to copy where the course is an installed package, not a checkout.
+NOT_INSTALLED = ("the solutions are not part of this installation: the course was installed as a "
+                 "package (a hub, or a class's image), which carries no solutions/ folder, and "
+                 "your instructor hands them out")
 
 
 @dataclass
@@ -50,9 +54,12 @@ class Copied:
 def solution_files(level: int | None = None) -> list[Path]:
     """The course's solution files (``NN_<exercise>.*``, named as the exercise), of one level or
     of every level."""
-    from graders.workspace.notebooks import course_root
+    from graders.workspace.notebooks import WorkspaceError, course_root
 
-    folder = course_root() / "solutions"
+    try:
+        folder = course_root() / "solutions"
+    except WorkspaceError as err:  # installed as a package (a hub, a course image): no checkout
+        raise FileNotFoundError(NOT_INSTALLED) from err
     prefixes = (f"{level:02d}_",) if level else tuple(f"{n:02d}_" for n in LEVELS)
     if not folder.is_dir():
         raise FileNotFoundError(
