@@ -22,7 +22,7 @@ from graders.checks.gate import (
     notebook_file,
 )
 from graders.checks.result import CheckResult
-from graders.judge.verdict import Verdict
+from graders.judge.recording import Verdict
 from tests.conftest import ROOT
 
 #: A real answer to any level's written part: more than MIN_WORDS words of the student's own.
@@ -43,7 +43,8 @@ def released(notebook: str) -> dict:
 def with_answer(nb: dict, notebook: str, text: str | None = None) -> dict:
     """``nb`` with its gate cell holding ``text`` (default: a real answer)."""
     for cell in nb["cells"]:
-        if cell["metadata"].get("nbgrader", {}).get("grade_id") == GATES[notebook]:
+        grade_id = cell["metadata"].get("nbgrader", {}).get("grade_id")
+        if GATES[notebook] in (grade_id, cell.get("id")):
             if cell["cell_type"] == "code":
                 cell["source"] = FILLED if text is None else text
             else:

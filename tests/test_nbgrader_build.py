@@ -136,7 +136,7 @@ def test_committed_exercises_hold_the_starter_and_no_solution(name):
     for leaked in ("NotImplementedError", "BEGIN SOLUTION", "Mark scheme", "checkpoint_lab",
                    "os.replace(tmp_path"):
         assert leaked not in text, leaked
-    answers = [c for c in nb["cells"] if c["metadata"]["nbgrader"].get("solution")
+    answers = [c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("solution")
                and c["cell_type"] == "code"]
     assert answers and all("".join(c["source"]).strip() for c in answers)
     if name.startswith("02"):
