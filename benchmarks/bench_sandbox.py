@@ -35,9 +35,11 @@ sys.path.insert(0, str(ROOT))
 from fake_llm import load_scenario  # noqa: E402
 from graders.checks import grade_submission  # noqa: E402
 from graders.judge.checkpoint_rules import check  # noqa: E402
-from graders.judge.matrix import build_matrix  # noqa: E402
+from graders.judge.matrix import (  # noqa: E402
+    build_matrix,  # noqa: E402
+    judge,  # noqa: E402
+)
 from graders.judge.power import judge_power  # noqa: E402
-from graders.judge.verdicts import judge  # noqa: E402
 from graders.sandbox import record, sandbox_problem  # noqa: E402
 from graders.sandbox.box import _python, find_tools  # noqa: E402
 

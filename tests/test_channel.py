@@ -6,9 +6,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from graders.judge.call_markers import number_markers
 from graders.judge.recording import Call, Recording
-from graders.judge.trace import parse_trace
+from graders.judge.trace import number_markers, parse_trace
 from graders.recording.framing import FrameReader
 from tests.traces import hx
 

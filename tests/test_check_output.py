@@ -8,7 +8,7 @@ import pytest
 
 from graders.checks import CHECKS, CheckResult, evaluate_check, grade_submission
 from graders.checks.table import MAX_POINT_ROWS, ResultTable
-from graders.judge.verdict import Verdict
+from graders.judge.recording import Verdict
 from graders.sandbox import sandbox_problem
 from graders.teaching.variants import load_function
 from tests.conftest import ROOT

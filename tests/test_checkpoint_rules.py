@@ -8,8 +8,7 @@ import json
 import pytest
 
 from graders.judge.checkpoint_rules import check
-from graders.judge.observation import Observation
-from graders.judge.verdict import Verdict
+from graders.judge.recording import Observation, Verdict
 from tests.traces import CALLS, SC, observe, state, torn_point
 
 TOOLS = len(CALLS)
@@ -52,7 +51,7 @@ def test_a_temp_file_left_after_a_finished_run_is_a_warning_not_a_failure():
 
 
 def test_a_temp_file_outside_the_checkpoints_directory_is_advice():
-    from graders.judge.observation import SaveRecord
+    from graders.judge.recording import SaveRecord
 
     saves = [SaveRecord(n=1, phase="A", tool=1, completed=True,
                         renames=[["/tmp/tmpab12cd", "checkpoint.json"]])]

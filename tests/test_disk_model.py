@@ -11,11 +11,10 @@ import json
 
 from fake_llm import load_scenario
 from graders.judge.disk_model import UNFOLLOWED
+from graders.judge.matrix import judge
 from graders.judge.recording import Call, Recording
-from graders.judge.replay import replay
-from graders.judge.replay_model import cut_points
+from graders.judge.replay import cut_points, replay
 from graders.judge.trace import parse_trace
-from graders.judge.verdicts import judge
 from tests.traces import SAVE, hx, marker, openat, rename, write
 
 OLD = json.dumps({"turns": 0, "messages": ["a"]}).encode()

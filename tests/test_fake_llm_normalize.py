@@ -22,7 +22,7 @@ from fake_llm.normalize import (
     same_message,
 )
 from graders.judge import checkpoint_rules, parallel_rules
-from graders.judge.observation import Observation
+from graders.judge.recording import Observation
 
 ONE = load_scenario("support-tickets")
 MANY = load_scenario("incident-triage")  # turns of 3, 1 and 2 calls

@@ -15,8 +15,7 @@ import graders.inprocess.forking
 import graders.inprocess.runner_backend
 from fake_llm import list_scenarios, load_scenario
 from graders.judge.crash_points import CrashPoint
-from graders.judge.observation import Observation
-from graders.judge.verdict import Verdict
+from graders.judge.recording import Observation, Verdict
 from graders.notebook import (
     Harness,
     HarnessError,

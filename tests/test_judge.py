@@ -250,7 +250,7 @@ NOT_FOR_THE_JUDGE = ("graders.inprocess", "graders.sandbox", "graders.grading", 
 #: What of the judge an observer may load: the plain data types of what it records (a
 #: Recording and its operations, the forking harness's Observation); never the judge's rules.
 JUDGE_FOR_THE_OBSERVERS = ("graders.judge", "graders.judge.recording", "graders.judge.trace",
-                           "graders.judge.observation")
+                           "graders.judge.recording")
 NOT_FOR_THE_OBSERVERS = ("graders.judge", "graders.grading", "graders.checks",
                          "graders.nbgrader_plumbing", "graders.gradescope", "graders.cli")
 
@@ -331,8 +331,8 @@ def test_the_import_scan_sees_a_forbidden_import_wherever_it_hides():
             "urllib.request"} <= found
     assert "json" not in found
     assert _forbidden(_imported("import socketserver_like\nimport jsonschema\n", "m")) == []
-    assert _forbidden({"graders.judge.trace", "graders.judge.verdicts"}, NOT_FOR_THE_OBSERVERS,
-                      JUDGE_FOR_THE_OBSERVERS) == ["graders.judge.verdicts"]
+    assert _forbidden({"graders.judge.trace", "graders.judge.matrix"}, NOT_FOR_THE_OBSERVERS,
+                      JUDGE_FOR_THE_OBSERVERS) == ["graders.judge.matrix"]
 
 
 def test_the_judge_loads_nothing_from_the_untrusted_side_the_checks_nbgrader_or_the_network():

@@ -11,7 +11,6 @@ import json
 import pytest
 
 from fake_llm import load_scenario
-from graders.judge.observation import Observation, SaveRecord
 from graders.judge.parallel_rules import (
     IN_FLIGHT_PROBLEMS,
     KEPT_PROBLEMS,
@@ -19,6 +18,7 @@ from graders.judge.parallel_rules import (
     PROBLEMS,
     check,
 )
+from graders.judge.recording import Observation, SaveRecord
 from tests.conftest import ROOT
 
 SC = load_scenario("incident-triage")  # turns of 3, 1 and 2 calls

@@ -18,8 +18,8 @@ import pytest
 
 from fake_llm import load_scenario
 from graders.inprocess.record import record_in_process
+from graders.judge.matrix import judge
 from graders.judge.trace import parse_trace
-from graders.judge.verdicts import judge
 from graders.sandbox import record, sandbox_problem
 
 SCENARIO = load_scenario("support-tickets")

@@ -353,7 +353,7 @@ def test_a_call_the_trace_does_not_show_is_the_submissions_failure_never_the_gra
     fails on the channel, with a message; the grader does not record it again as its own
     loss (IncompleteRecording)."""
     from fake_llm import load_scenario
-    from graders.judge.verdicts import judge
+    from graders.judge.matrix import judge
 
     source = (ROOT / "tests" / "fixtures" / "02_two_latent_failures" / "adversarial" /
               "cheat_untraced_frames.py").read_text()
@@ -405,7 +405,7 @@ def run_agent(task, tools, call_model, execute_tool):
 ], ids=["calls", "replay"])
 def test_a_run_over_budget_is_the_submissions_failure_with_a_message(source, said):
     from fake_llm import load_scenario
-    from graders.judge.verdicts import judge
+    from graders.judge.matrix import judge
 
     scenario = load_scenario("support-tickets")
     verdicts, matrix = judge(record(source, scenario, timeout=30), scenario)
@@ -520,5 +520,5 @@ def test_grading_in_the_sandbox_loads_nothing_of_the_in_process_observers():
     assert proc.returncode == 0, proc.stderr[-2000:]
     modules, passed = json.loads(proc.stdout.splitlines()[-1])
     assert passed and all(passed.values()), passed
-    assert "graders.grading.recorded" in modules and "graders.judge.verdicts" in modules
+    assert "graders.grading.recorded" in modules and "graders.judge.matrix" in modules
     assert not [m for m in modules if m.startswith("graders.inprocess")]

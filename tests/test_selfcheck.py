@@ -11,7 +11,7 @@ import pytest
 from graders.checks import CHECKS, CheckResult
 from graders.checks.selfcheck import MAX_POINT_ROWS, ResultTable, self_check
 from graders.grading import observers
-from graders.judge.verdict import Verdict
+from graders.judge.recording import Verdict
 from tests.conftest import ROOT
 
 

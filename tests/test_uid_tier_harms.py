@@ -45,7 +45,7 @@ if os.geteuid() != 0:
 _RUNNER = r"""
 import json, os, sys, threading
 from fake_llm import load_scenario
-from graders.judge.verdicts import judge
+from graders.judge.matrix import judge
 from graders.sandbox import box, record, uids
 from graders.sandbox.session import Session
 

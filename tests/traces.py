@@ -11,7 +11,7 @@ import json
 
 from fake_llm import load_scenario
 from graders.judge.crash_points import CrashPoint, point_from_id
-from graders.judge.observation import Observation
+from graders.judge.recording import Observation
 
 __all__ = ["SAVE", "SC", "CALLS", "hx", "openat", "write", "rename", "marker", "state", "ledger",
            "observe", "torn_point"]

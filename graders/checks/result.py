@@ -78,7 +78,7 @@ class CheckResult:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CheckResult:
         """The result ``to_dict`` described."""
-        from graders.judge.verdict import Verdict
+        from graders.judge.recording import Verdict
 
         return cls(
             check_id=data["check_id"],

@@ -5,7 +5,7 @@ The observers only record (:mod:`graders.sandbox`: strace over bubblewrap, or st
 judges (:mod:`graders.judge`); this package puts them together: :mod:`~graders.grading.observers`
 chooses the observer this machine allows (and reads ``CHECKPOINT_LAB_SANDBOX``, one way),
 :mod:`~graders.grading.recorded` records one run per scenario and hands it to the judge (making
-again a recording the grader lost part of), :mod:`~graders.grading.extra_runs` makes the restarts
+again a recording the grader lost part of), :mod:`~graders.grading.recorded` makes the restarts
 and the full-disk run beside it, and :mod:`~graders.grading.forked` kills the student's code at
 each crash point for real (the lessons) and judges each observation.
 """

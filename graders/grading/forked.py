@@ -33,8 +33,7 @@ from graders.inprocess.forking import DEFAULT_TIMEOUT, ForkedRuns
 from graders.inprocess.support import HarnessError, scenario_of, unsupported_reason
 from graders.judge.checkpoint_rules import check, load_error_verdict, skipped_verdict
 from graders.judge.crash_points import KINDS, NO_CRASH, CrashPoint, derive_points, point_kind
-from graders.judge.observation import Observation
-from graders.judge.verdict import Verdict
+from graders.judge.recording import Observation, Verdict
 from graders.submission import Submission, cell_of
 
 __all__ = ["Harness", "HarnessError", "dry_run", "crash_points", "run_point", "run_matrix",

@@ -12,26 +12,89 @@ the submission again. By observer:
   self-check or a lesson without strace or without fork.
 
 A recording the grader lost part of is made again, once; the restarts and the full-disk run are
-made by the same observer (:mod:`graders.grading.extra_runs`).
+made by the same observer (:mod:`graders.grading.recorded`).
+
+Runs beside a submission's one recorded run: restarts after a kill, and a disk that fills.
+
+Both belong to Level 2's atomic-save checks (their kinds, ``restart`` and ``disk_full``, are
+among the check's kinds): a save must leave one complete checkpoint not only when it is killed,
+but in the next run after a kill that left files behind, and when the disk fills under it. Each
+is a second run, recorded by the same observer as the first (sandboxed and traced when grading,
+the in-process recorder for a self-check without one); the judge decides
+(:mod:`graders.judge.restarts`, :mod:`graders.judge.restarts`). Restarts cost one run per
+distinct set of leftovers (names one save alone used, as ``mkstemp``'s, count as one), the full
+disk one run per scenario.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+import functools
+from collections.abc import Callable, Iterable
 
-from graders.grading.extra_runs import EXTRA_KINDS, extra_verdicts
 from graders.judge.checkpoint_rules import check, load_error_verdict
 from graders.judge.crash_points import NO_CRASH, CrashPoint, point_kind, tear_limit
-from graders.judge.matrix import IncompleteRecording
-from graders.judge.observation import Observation, SaveRecord
+from graders.judge.matrix import IncompleteRecording, Matrix, judge, load_message
 from graders.judge.power import judge_power
-from graders.judge.verdict import Verdict
-from graders.judge.verdicts import judge, load_message
+from graders.judge.recording import Observation, SaveRecord, Verdict
+from graders.judge.restarts import (
+    FULL_DISK,
+    RESTART,
+    fill_call,
+    judge_full_disk,
+    judge_restart,
+    restart_plans,
+)
+from graders.loop import restart
+from graders.parallel import side_by_side
 from graders.sandbox.serve import DEFAULT_TIMEOUT, SandboxUnavailable, record
 from graders.submission import Submission, parse_python
 
-__all__ = ["TracedHarness", "StraceHarness", "RecordedHarness", "unwatchable"]
+__all__ = ["TracedHarness", "StraceHarness", "RecordedHarness", "unwatchable", "EXTRA_KINDS",
+           "extra_verdicts"]
+
+
+# -- extra runs ------------------------------------------------------------------------------------
+
+
+#: The kinds of verdict these runs give.
+EXTRA_KINDS = (RESTART, FULL_DISK)
+
+
+def extra_verdicts(source: str, scenario, matrix: Matrix, kinds, *, sandbox: bool,
+                   timeout: float, rules, record: Callable = record) -> list[Verdict]:
+    """The restart verdicts and the full-disk verdict of ``source`` on ``scenario`` (those of
+    ``kinds``), from the crash states of its recorded run ``matrix`` (held to ``rules``, to find
+    the states a restart starts from); the runs side by side (the work is in their processes:
+    the threads only wait). ``record`` makes each run (the sandbox's
+    :func:`graders.sandbox.record` unless the first run was recorded another way)."""
+    runs: list[Callable[[], Verdict | None]] = []
+    if RESTART in kinds:
+        for plan in restart_plans(matrix, scenario, rules):
+            runs.append(functools.partial(_restart, record, source, scenario, plan, sandbox,
+                                          timeout))
+    if FULL_DISK in kinds:
+        runs.append(functools.partial(_full_disk, record, source, scenario, sandbox, timeout))
+    if not runs:
+        return []
+    return [v for v in side_by_side(lambda run: run(), runs, workers=3) if v is not None]
+
+
+def _restart(record: Callable, source: str, scenario, plan, sandbox: bool,
+             timeout: float) -> Verdict:
+    rec = record(restart.joined(source), scenario, sandbox=sandbox, timeout=timeout,
+                 seed=plan.seed)
+    return judge_restart(plan, rec, scenario)
+
+
+def _full_disk(record: Callable, source: str, scenario, sandbox: bool,
+               timeout: float) -> Verdict | None:
+    rec = record(source, scenario, sandbox=sandbox, timeout=timeout, fill_at=fill_call(scenario))
+    return judge_full_disk(rec, scenario)
+
+
+# -- recorded --------------------------------------------------------------------------------------
+
 
 #: Modules that reach the C library without Python's os and io: what they do, no recorder in
 #: Python sees.
@@ -126,7 +189,7 @@ class TracedHarness:
         return mine
 
     def _extra(self, scenario, matrix, kinds: set[str]) -> list[Verdict]:
-        """The restart and full-disk verdicts of ``kinds`` (:mod:`graders.grading.extra_runs`),
+        """The restart and full-disk verdicts of ``kinds`` (:mod:`graders.grading.recorded`),
         run once per scenario and kind."""
         sc = self.scenario(scenario)
         done = self._extras.setdefault(sc.name, {})

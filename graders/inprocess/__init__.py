@@ -6,7 +6,7 @@ runs a submission once inside this process and records its file operations as th
 are, a :class:`~graders.judge.recording.Recording` for the same judge that grades (pure Python:
 macOS, Windows, a browser). The *forking observer*
 (:class:`~graders.inprocess.forking.ForkedRuns`) runs it in forked children and kills each
-where its plan says, for real: an :class:`~graders.judge.observation.Observation` per child, for
+where its plan says, for real: an :class:`~graders.judge.recording.Observation` per child, for
 the lessons' real crashes and the differential test of the replay. The grading layer
 (:mod:`graders.grading`) chooses them, plans the crash points and judges what they saw.
 

@@ -1,4 +1,4 @@
-"""Read what one forked crash run left on disk into an :class:`~graders.judge.observation.
+"""Read what one forked crash run left on disk into an :class:`~graders.judge.recording.
 Observation`: the child's working directory (``checkpoint.json`` and what lies beside it) and
 its harness directory (the event and ledger files, its output).
 
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from graders.inprocess.support import EVENTS, LEDGER, STDERR, STDOUT
-from graders.judge.observation import Observation, SaveRecord
+from graders.judge.recording import Observation, SaveRecord
 from graders.load_errors import describe_error
 from graders.loop.protocol import CHECKPOINT
 from graders.text import file_tail

@@ -7,7 +7,7 @@ forks one child per plan; live functions are forked from this process
 directory and is killed at its plan's point (:mod:`~graders.inprocess.child`,
 :mod:`~graders.inprocess.recorder`); this process, never the runner nor a child, then reads what
 is on disk and the tool ledger (:mod:`~graders.inprocess.collect`): one
-:class:`~graders.judge.observation.Observation` per plan. It never judges: where to kill (the
+:class:`~graders.judge.recording.Observation` per plan. It never judges: where to kill (the
 crash points of a dry run) and what an observation is worth are the grading layer's
 (:class:`graders.grading.forked.Harness`).
 """
@@ -23,7 +23,7 @@ from graders import load_errors
 from graders.inprocess.collect import collect
 from graders.inprocess.runner_backend import RunnerBackend
 from graders.inprocess.support import RunnerDied, scratch_dir, unsupported_reason
-from graders.judge.observation import Observation
+from graders.judge.recording import Observation
 from graders.submission import Submission
 
 __all__ = ["ForkedRuns", "DEFAULT_TIMEOUT"]

@@ -12,8 +12,7 @@ import json
 from typing import Any
 
 from graders.judge.crash_points import NO_CRASH, CrashPoint
-from graders.judge.observation import Observation
-from graders.judge.verdict import LOAD_POINT, Verdict
+from graders.judge.recording import LOAD_POINT, Observation, Verdict
 from graders.text import plural
 
 __all__ = ["CheckState", "WRITE_KINDS", "FIELD_TYPES", "canonical", "byte_count", "type_words",

@@ -2,7 +2,7 @@
 
 One :class:`Verdict` per crash point.
 
-These rules run in the deciding process, on an :class:`~graders.judge.observation.Observation` read
+These rules run in the deciding process, on an :class:`~graders.judge.recording.Observation` read
 from disk. It holds ``checkpoint.json`` to the protocol (valid JSON, the six fields, ``version``
 1, the scenario's task) and to invariants tied to the crash point and to the ledger of what the
 tools really did, never to a golden file:
@@ -33,9 +33,7 @@ from graders.judge.check_state import (
 )
 from graders.judge.crash_check import CrashCheck
 from graders.judge.crash_points import NO_CRASH, CrashPoint
-from graders.judge.observation import Observation
-from graders.judge.problems import PROBLEMS
-from graders.judge.verdict import Verdict
+from graders.judge.recording import PROBLEMS, Observation, Verdict
 from graders.text import plural
 
 __all__ = ["check", "load_error_verdict", "skipped_verdict", "PROBLEMS", "WRITE_KINDS"]

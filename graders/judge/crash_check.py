@@ -23,7 +23,7 @@ from graders.judge.check_state import (
 )
 from graders.judge.crash_points import NO_CRASH, point_from_id
 from graders.judge.disk_model import UNFOLLOWED
-from graders.judge.verdict import Verdict
+from graders.judge.recording import Verdict
 from graders.load_errors import describe_error
 from graders.loop.protocol import CHECKPOINT, SIX_FIELDS
 from graders.text import plural

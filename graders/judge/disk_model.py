@@ -3,27 +3,239 @@ bound to them (a node may have several: hard links), the processes with their de
 working directories, and what ``/work/checkpoint.json`` is at any point.
 
 The operations that change it live in :mod:`graders.judge.file_operations` (names, opens,
-descriptors, sizes) and :mod:`graders.judge.replay_model` (data writes, and applying any
-operation); paths are resolved as the kernel does by :mod:`graders.judge.path_walk`.
+descriptors, sizes) and :mod:`graders.judge.replay` (data writes, and applying any
+operation); paths are resolved as the kernel does by :mod:`graders.judge.disk_model`.
 
 Where the model cannot follow an operation that may change names (a path through a process it
 cannot tell, a descriptor it never saw opened), it says so (``lost``) and from then on calls
 what checkpoint.json holds unknown; where it cannot follow what a file holds (a shared writable
 memory map, a splice), that file is unknown (``Node.unknown``). Either way every crash state
 affected fails, with the operation named, and never passes unchecked.
+
+Resolve a path the way the kernel does, on the model of the sandbox's files.
+
+One component at a time from the root, the process's working directory or a directory
+descriptor: ``.`` and ``..`` (after a symbolic link, ``..`` is the parent of where the link
+led), the model's symbolic links (and the system's ``/bin``, ``/lib``, ``/dev/fd``...), and
+``/proc``: ``/proc/self``, ``/proc/thread-self`` and ``/proc/<pid>`` (a pid as the sandbox numbers
+it) with their ``cwd``, ``root`` and ``fd/N``. ``/proc/<pid>/fd/N`` leads into directory N, or,
+as the last component of a call that follows it, to the open file itself (named or not: an
+``O_TMPFILE`` file has no name).
+
+Where the kernel's answer depends on what the model does not know (a pid it cannot map, a
+descriptor it never saw opened, a loop of links), the result says so in words, and the caller
+treats the operation as one the grader could not follow.
+
+Processes as the kernel keeps them for file operations: each one's table of open descriptors
+and its working directory, and what a new process or thread shares with the one that started it.
+
+A descriptor names an open file description (the file, the offset, append and sync modes);
+``dup``, ``dup2``, ``dup3`` and ``fcntl(F_DUPFD)`` make another descriptor for the SAME
+description (one offset for both), and ``close`` of one leaves the others. A process started by
+``fork``/``clone`` gets a copy of its parent's table (the copies share the descriptions) and of
+its working directory; a thread (``CLONE_FILES``, ``CLONE_FS``) shares both.
+
+strace prints a child's first calls before its parent's ``clone`` returns, so who started whom
+is read from the whole trace first (:func:`starts_of`), and a process is made the first time it
+is seen, from its parent as it was then.
 """
 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-from graders.judge.moments import Moment
-from graders.judge.path_walk import Located, walk
-from graders.judge.processes import Process, starts_of
-from graders.judge.trace import Op
+from graders.judge.crash_points import Moment
+from graders.judge.trace import STARTS, Op
 
-__all__ = ["CHECKPOINT_PATH", "ROOTS", "Node", "Description", "DiskModel", "UNFOLLOWED"]
+__all__ = ["CHECKPOINT_PATH", "ROOTS", "Node", "Description", "DiskModel", "UNFOLLOWED", "Located",
+           "walk", "SYSTEM_LINKS", "Start", "Process", "starts_of"]
+
+
+# -- path walk -------------------------------------------------------------------------------------
+
+
+#: Symbolic links of the sandbox's read-only system that lead somewhere a path may go on from.
+SYSTEM_LINKS = {"/bin": "usr/bin", "/lib": "usr/lib", "/lib64": "usr/lib64", "/sbin": "usr/sbin",
+                "/lib32": "usr/lib32", "/dev/fd": "/proc/self/fd", "/dev/stdin": "/proc/self/fd/0",
+                "/dev/stdout": "/proc/self/fd/1", "/dev/stderr": "/proc/self/fd/2"}
+_MAX_LINKS = 40  # the kernel's own limit of symbolic links in one lookup (ELOOP)
+_PID, _FD = "\0pid", "\0fd"  # inside /proc/<pid> and /proc/<pid>/fd: "\0pid:<host pid>"
+
+
+@dataclass
+class Located:
+    """Where a path leads: ``path`` (absolute, every link resolved but perhaps the last) and the
+    ``node`` there, if any; for ``/proc/<pid>/fd/N`` of a file, ``node`` is that open file and
+    ``path`` one of its names (None when it has none). ``problem`` says why the model cannot tell
+    (then ``path`` and ``node`` are None)."""
+
+    path: str | None
+    node: Any = None  # a graders.judge.disk_model.Node
+    problem: str | None = None
+
+
+def _text(path) -> str:
+    return path.decode("utf-8", "surrogateescape") if isinstance(path, bytes) else str(path)
+
+
+def _start(model, pid: int, base, text: str) -> str | Located:
+    if text.startswith("/"):
+        return "/"
+    if isinstance(base, dict) and base.get("token") != "AT_FDCWD" and base.get("fd") not in (
+            None, -100):
+        if base.get("path") and not base.get("deleted"):
+            return _text(base["path"])
+        desc = model.process(pid).files.get(base["fd"])
+        where = model.name_of(desc.node) if desc is not None else None
+        if where is None:
+            return Located(None, problem=f"a path relative to descriptor {base['fd']}, which the "
+                           "grader never saw opened on a folder")
+        return where
+    if isinstance(base, dict) and base.get("path"):
+        return _text(base["path"])
+    return model.process(pid).cwd
+
+
+def walk(model, pid: int, base, path, follow_last: bool = False) -> Located:
+    """Resolve ``path`` for process ``pid`` of ``model`` (a
+    :class:`graders.judge.disk_model.DiskModel`), relative to ``base`` (a directory descriptor
+    argument, ``{"fd", "path"}``, or None for the working directory)."""
+    if not isinstance(path, (bytes, str)):
+        return Located(None)
+    text = _text(path)
+    start = _start(model, pid, base, text)
+    if isinstance(start, Located):
+        return start
+    cur = "/"  # a base folder is walked again: it may be /proc/<pid>/fd/N or /proc/self/cwd
+    parts = [p for p in f"{start}/{text}".split("/") if p not in ("", ".")]
+    hops = 0
+    while parts:
+        name = parts.pop(0)
+        last = not parts
+        if name == "..":
+            cur = _parent(cur)
+            continue
+        if cur.startswith("\0"):
+            step = _in_proc(model, pid, cur, name, last, follow_last)
+            if isinstance(step, Located):
+                return step
+            cur = step
+            continue
+        if cur == "/proc" and (name in ("self", "thread-self") or name.isdigit()):
+            host = pid if not name.isdigit() else model.inside.get(int(name))
+            if host is None:
+                return Located(None, problem=f"a path through /proc/{name}, a process the grader "
+                               "cannot tell")
+            cur = f"{_PID}:{host}"
+            continue
+        nxt = "/" + name if cur == "/" else f"{cur}/{name}"
+        node = model.paths.get(nxt)
+        target = node.target if node is not None and node.kind == "symlink" else (
+            SYSTEM_LINKS.get(nxt) if node is None else None)
+        if target is not None and (not last or follow_last):
+            hops += 1
+            if hops > _MAX_LINKS:
+                return Located(None, problem=f"a path through a loop of symbolic links ({text})")
+            parts = [p for p in target.split("/") if p not in ("", ".")] + parts
+            cur = "/" if target.startswith("/") else cur
+            continue
+        cur = nxt
+    if cur.startswith("\0"):
+        return Located(None, problem=f"a path that ends inside /proc ({text})")
+    return Located(cur, model.paths.get(cur))
+
+
+def _parent(cur: str) -> str:
+    if cur.startswith(_FD):
+        return _PID + cur[len(_FD):]
+    if cur.startswith(_PID):
+        return "/proc"
+    return cur.rsplit("/", 1)[0] or "/"
+
+
+def _in_proc(model, pid: int, cur: str, name: str, last: bool,
+             follow_last: bool) -> str | Located:
+    """One step inside ``/proc/<pid>`` (``cur`` is ``"\\0pid:<host>"`` or ``"\\0fd:<host>"``)."""
+    host = int(cur.rsplit(":", 1)[1])
+    if cur.startswith(_PID):
+        if name == "cwd":
+            return model.process(host).cwd
+        if name == "root":
+            return "/"
+        if name == "fd":
+            return f"{_FD}:{host}"
+        return Located(f"/proc/{host}/{name}")  # /proc/self/status...: nothing the model holds
+    fd = int(name) if name.isdigit() else None
+    desc = model.process(host).files.get(fd) if fd is not None else None
+    if desc is None:
+        return Located(None, problem=f"a path through /proc/.../fd/{name}, a descriptor the "
+                       "grader never saw opened")
+    where = model.name_of(desc.node)
+    if desc.node.kind == "dir":
+        if where is None:
+            return Located(None, problem=f"a path through descriptor {name}, a folder with no "
+                           "name")
+        return where
+    if last and follow_last:
+        return Located(where, desc.node)
+    return Located(f"/proc/{host}/fd/{name}")  # the link itself, or a file used as a folder
+
+
+# -- processes -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Start:
+    """How a process or thread was started: by ``parent``, with ``flags``, known inside its
+    sandbox as pid ``inside``."""
+
+    parent: int
+    flags: str
+    inside: int | None
+
+
+@dataclass
+class Process:
+    """One process (or thread): its descriptor table and its working directory.
+
+    ``files`` maps a descriptor number to its open file description
+    (:class:`graders.judge.disk_model.Description`); ``fs`` holds one item, the working
+    directory, in a list that the threads sharing it share.
+    """
+
+    files: dict = field(default_factory=dict)
+    fs: list = field(default_factory=lambda: ["/work"])
+
+    @property
+    def cwd(self) -> str:
+        """The working directory."""
+        return self.fs[0]
+
+    @cwd.setter
+    def cwd(self, path: str) -> None:
+        self.fs[0] = path
+
+    def started(self, flags: str) -> Process:
+        """The process or thread this one starts with ``flags``."""
+        files = self.files if "CLONE_FILES" in flags else dict(self.files)
+        fs = self.fs if "CLONE_FS" in flags else [self.fs[0]]
+        return Process(files, fs)
+
+
+def starts_of(ops: list[Op]) -> dict[int, Start]:
+    """Every process started in ``ops``: its pid (as ``Op.pid`` numbers it) -> how."""
+    found: dict[int, Start] = {}
+    for op in ops:
+        if op.call in STARTS and op.error is None and op.ret is not None and op.ret > 0:
+            flags, inside = (op.args + ["", None])[:2] if isinstance(op.args, list) else ("", None)
+            found.setdefault(op.ret, Start(op.pid, str(flags or ""), inside))
+    return found
+
+
+# -- disk model ------------------------------------------------------------------------------------
+
 
 CHECKPOINT_PATH = "/work/checkpoint.json"
 ROOTS = ("/work", "/tmp")
@@ -125,7 +337,7 @@ class DiskModel:
 
     def locate(self, pid: int, base, path, *, follow_last: bool = False) -> Located:
         """Where ``path`` leads for ``pid``, relative to ``base`` (a directory descriptor
-        argument) or the working directory (see :func:`graders.judge.path_walk.walk`)."""
+        argument) or the working directory (see :func:`graders.judge.disk_model.walk`)."""
         return walk(self, pid, base, path, follow_last)
 
     def absolute(self, pid: int, base, path: bytes | str, *, follow_last: bool = False) -> str:

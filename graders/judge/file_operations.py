@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from graders.judge.disk_model import Description, DiskModel, Node
-from graders.judge.path_walk import Located
+from graders.judge.disk_model import Description, DiskModel, Located, Node
 from graders.judge.trace import Op
 
 __all__ = ["OPERATIONS", "two_paths", "flags_of", "located"]

@@ -6,27 +6,55 @@ operations on ``checkpoint.json``, or on a file renamed over it later, between t
 ``torn_write_save_n`` for every moment inside it, ``killed_before_rename_save_n`` for the
 moments just before it renames, links or removes a name), and the end (``no_crash``). A crash
 point holds one or more moments; it passes when every one of them leaves what resume needs.
+
+A recording's verdicts: every moment of every crash point checked as resume would read it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from graders.judge.binding import BINDING
-from graders.judge.budget import check_replay_budget
-from graders.judge.call_markers import IncompleteRecording, number_markers
-from graders.judge.crash_points import NO_CRASH, CrashPoint
-from graders.judge.moments import Moment, moment_words, rename_label, save_label
-from graders.judge.observation import Observation, SaveRecord
-from graders.judge.recording import Recording, Snapshot
-from graders.judge.replay import replay
-from graders.judge.run_problems import run_problems
-from graders.judge.trace import Op, parse_trace
+from graders import load_errors
+from graders.judge.checkpoint_rules import check, load_error_verdict
+from graders.judge.crash_points import (
+    NO_CRASH,
+    CrashPoint,
+    Moment,
+    in_save,
+    moment_words,
+    rename_label,
+    save_label,
+)
+from graders.judge.recording import (
+    CHANNEL,
+    LOAD_POINT,
+    UNOBSERVED,
+    Observation,
+    Recording,
+    SaveRecord,
+    Snapshot,
+    Verdict,
+    run_problems,
+)
+from graders.judge.replay import (
+    BINDING,
+    OverBudget,
+    check_replay_budget,
+    over_budget_message,
+    replay,
+)
+from graders.judge.trace import IncompleteRecording, Op, number_markers, parse_trace
 from graders.load_errors import describe_error
 
-__all__ = ["Matrix", "build_matrix", "PointMoments", "IncompleteRecording"]
+__all__ = ["Matrix", "build_matrix", "PointMoments", "IncompleteRecording", "judge", "load_message",
+           "over_budget_verdict", "UNOBSERVED", "CHANNEL", "OVER_BUDGET"]
+
+
+# -- matrix ----------------------------------------------------------------------------------------
+
 
 _KIND_WORDS = {
     "fifo": "is a FIFO (a named pipe), not a file: resume's open would wait forever for a writer",
@@ -53,7 +81,7 @@ class Matrix:
 
     ``discrepancies`` are where the replay disagrees with what the grader read from disk or
     could not follow; ``channel`` where the calls the grader served and the trace's markers of
-    them disagree (:mod:`graders.judge.call_markers`); both are the submission's doing.
+    them disagree (:mod:`graders.judge.trace`); both are the submission's doing.
     """
 
     recording: Recording
@@ -79,7 +107,7 @@ class Matrix:
 
 def _describe_write(moment: Moment) -> str:
     """When ``moment`` comes, in the words the checks and the lessons share
-    (:func:`graders.judge.moments.moment_words`)."""
+    (:func:`graders.judge.crash_points.moment_words`)."""
     return moment_words(moment)
 
 
@@ -88,7 +116,7 @@ def build_matrix(rec: Recording, scenario) -> Matrix:
 
     The operations are ``rec.ops`` when the observer recorded them itself, else the parsed
     trace, whose call markers get the grading process's numbers. Raises
-    :class:`~graders.judge.budget.OverBudget` for a run too costly to replay and
+    :class:`~graders.judge.replay.OverBudget` for a run too costly to replay and
     :class:`IncompleteRecording` when the grader lost part of its own record.
     """
     ops = rec.ops if rec.ops is not None else parse_trace(rec.trace, rec.socket_inode)
@@ -389,3 +417,98 @@ def _ledger(matrix: Matrix, moment: Moment) -> tuple[list[dict], int, int]:
             entry["result"] = call.result
         ledger.append(entry)
     return ledger, models, tools
+
+
+# -- verdicts --------------------------------------------------------------------------------------
+
+
+#: The problem code of a run that cost the grader more than one run may.
+OVER_BUDGET = "over_budget"
+
+
+def over_budget_verdict(scenario: str, message: str) -> Verdict:
+    """The single verdict of a run that cost the grader more than one run may."""
+    return Verdict(scenario, LOAD_POINT, LOAD_POINT, False, message,
+                   {"problem": OVER_BUDGET, "problems": [OVER_BUDGET]})
+
+
+def load_message(rec: Recording) -> str | None:
+    """Why the submission could not even be loaded, or its run not graded (a student
+    message), or None."""
+    if rec.over_budget:
+        return over_budget_message(rec.over_budget)
+    if rec.ended != "not_loaded":
+        if rec.ended in ("hung", "died") and not rec.loaded:
+            return (load_errors.hung_while_loading() if rec.ended == "hung"
+                    else load_errors.died_while_loading())
+        return None
+    load = rec.load or {}
+    if load.get("missing"):
+        return load_errors.missing(load["missing"])
+    error = load.get("error") or {}
+    if error.get("type") == "SystemExit":
+        return load_errors.exit_while_loading()
+    return load_errors.raised_while_loading(error)
+
+
+def _label(point, moment) -> str:
+    """The crash point's label, made exact for one moment inside a save ("after 1 of 2,913
+    bytes of a write in save 2 (...)", "just before a rename in save 2 (...)")."""
+    if point.kind not in ("torn_write", "killed_before_rename") or moment.op is None:
+        return point.label
+    where = point.label[point.label.find("("):] if "(" in point.label else ""
+    return in_save(moment_words(moment), point.index, where)
+
+
+def judge(rec: Recording, scenario, kinds=None, *,
+          rules=check) -> tuple[list[Verdict], Matrix | None]:
+    """Check every moment of every crash point of ``rec`` (of ``kinds``, if given).
+
+    Returns the verdicts in timeline order (a crash point fails at its first moment that fails)
+    and the matrix they came from (None when the submission could not be loaded). ``rules``
+    judge one moment: ``rules(observation, scenario, crash_point) -> Verdict`` (by default
+    :func:`graders.judge.checkpoint_rules.check`; an exercise with other rules, such as several tool
+    calls in one turn, passes its own).
+    """
+    if rec.over_budget:
+        return [over_budget_verdict(scenario.name, load_message(rec))], None
+    problem = load_message(rec)
+    if problem:
+        return [load_error_verdict(scenario.name, problem)], None
+    try:
+        matrix = build_matrix(rec, scenario)
+    except OverBudget as exc:
+        return [over_budget_verdict(scenario.name, str(exc))], None
+    verdicts = []
+    for pm in matrix.points:
+        if kinds is not None and pm.point.kind not in kinds and pm.point.kind != NO_CRASH:
+            continue
+        chosen = None
+        checked = 0
+        seen: set = set()
+        for moment in pm.moments:
+            # inside one crash point the calls are the same: one disk state, one verdict
+            disk = (moment.kind, moment.data)
+            if disk in seen:
+                continue
+            seen.add(disk)
+            point = dataclasses.replace(pm.point, label=_label(pm.point, moment))
+            verdict = rules(matrix.observation(pm, moment), scenario, point)
+            checked += 1
+            if chosen is None or (chosen.passed and not verdict.passed):
+                chosen = verdict
+                if not verdict.passed:
+                    break
+        chosen.evidence["moments_checked"] = checked
+        chosen.evidence["moments"] = len(pm.moments)
+        verdicts.append(chosen)
+    final = verdicts[-1]
+    problems = run_problems(rec, matrix.discrepancies, matrix.channel)
+    if problems:
+        final.passed = False
+        keys = [k for k, _ in problems]
+        final.evidence["problems"] = keys + list(final.evidence.get("problems") or [])
+        final.evidence["problem"] = keys[0]
+        final.message = " ".join(text for _, text in problems) + (
+            f" Also: {final.message}" if final.message else "")
+    return verdicts, matrix

@@ -83,7 +83,7 @@ _CAUSES = {"not_checked": "not checked", "failed": "failed", "load": "could not 
 def _cause_words(cause: str, *, capital: bool = True) -> str:
     """A cause as the instructor reads it: what the judge's code means, the code after it (a
     sentence's start, or with ``capital`` False, its middle)."""
-    from graders.judge.problems import PARALLEL_PROBLEMS, PROBLEMS
+    from graders.judge.recording import PARALLEL_PROBLEMS, PROBLEMS
 
     words = (PROBLEMS.get(cause) or PARALLEL_PROBLEMS.get(cause) or _CAUSES.get(cause)
              if cause else "no reason recorded")

@@ -7,7 +7,7 @@ import re
 import textwrap
 from collections.abc import Iterable, Mapping
 
-from graders.judge.observation import Observation
+from graders.judge.recording import Observation
 
 __all__ = ["without", "describe_run", "ledger_lines", "ran_twice", "wrap_text", "say"]
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from fake_llm import load_scenario
 from graders.grading.forked import Harness, HarnessError
-from graders.judge.observation import Observation
+from graders.judge.recording import Observation
 from graders.loop.resume import ResumeReport, resume
 from graders.parallel import side_by_side
 from graders.teaching.variants import SAVE_POINTS, WRITE_MODES, variant, variant_name
