@@ -26,6 +26,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# The tests and the kernels of the JupyterLab they start must agree on the order of each quiz's
+# options (a test clicks the right one by its letter); how each student gets an order of their
+# own is tested in tests/test_teaching_quiz.py, which sets and clears this itself.
+os.environ.setdefault("CHECKPOINT_LAB_QUIZ_SEED", "authored")
+
 #: ``--fast`` and ``--slow``, the suite's two speeds, and the fast tier's watch.
 pytest_plugins = ["tests.speeds"]
 IN_CI = os.environ.get("CI", "").lower() == "true"

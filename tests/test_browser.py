@@ -136,7 +136,7 @@ def test_lesson_2_runs_and_its_crash_timeline_shows_what_is_on_disk(page, lab):
     assert error_outputs(page) == []
     assert not [p for p in prompts(page) if p == "[ ]:" or "*" in p], prompts(page)
 
-    timeline = visible(page, ".cl-timeline")
+    timeline = visible(page, ".cl-timeline").first
     timeline.scroll_into_view_if_needed()
     shot(page, "02-lesson-run-all")
 
@@ -182,7 +182,8 @@ def test_lesson_2_runs_and_its_crash_timeline_shows_what_is_on_disk(page, lab):
 
 
 def _strip_colours(page) -> list[str]:
-    return visible(page, ".cl-timeline-strip .cl-moment-button").evaluate_all(
+    first = visible(page, ".cl-timeline").first
+    return first.locator(".cl-timeline-strip .cl-moment-button").evaluate_all(
         "bs => bs.map(b => getComputedStyle(b).backgroundColor)")
 
 
@@ -196,7 +197,7 @@ def test_the_timeline_paints_a_finished_tool_that_reruns_apart_from_a_good_check
 
     open_notebook(page, lab, LESSON)
     run_all(page)
-    strip = visible(page, ".cl-timeline-strip")
+    strip = visible(page, ".cl-timeline").first.locator(".cl-timeline-strip")
     strip.scroll_into_view_if_needed()
     green, amber = _rgb(KIND_COLOURS["checkpoint"]), _rgb(KIND_COLOURS["finished tool reruns"])
     _toggle(page, "cl-save-points", "A and B")
@@ -215,14 +216,14 @@ def test_the_timeline_paints_a_finished_tool_that_reruns_apart_from_a_good_check
     colours = _strip_colours(page)
     assert colours[4] == amber and colours[4] != green, colours
     assert colours[2] == green  # tool 1 running, named by save point A: a true record
-    legend = visible(page, ".cl-timeline-strip .cl-legend")
+    legend = visible(page, ".cl-timeline").first.locator(".cl-timeline-strip .cl-legend")
     assert "finished tool reruns" in legend.inner_text()
     chip = legend.locator("span").filter(has_text="finished tool reruns")
     assert chip.evaluate("e => getComputedStyle(e).backgroundColor") == amber
     strip.scroll_into_view_if_needed()
     shot(page, "25-timeline-a-only-finished-tool-reruns")
     if not DOCS_SCREENSHOT.exists() or os.environ.get("CHECKPOINT_LAB_DOCS_SCREENSHOT") == "1":
-        visible(page, ".cl-timeline").scroll_into_view_if_needed()
+        visible(page, ".cl-timeline").first.scroll_into_view_if_needed()
         shutil.copyfile(shot(page, "26-readme-timeline"), DOCS_SCREENSHOT)
 
 

@@ -166,14 +166,14 @@ def timeline_page(page, lab):
     open_notebook(page, lab, TIMELINE_LESSON)
     run_all(page)
     assert error_outputs(page) == []
-    timeline = visible(page, ".cl-timeline")
+    timeline = visible(page, ".cl-timeline").first
     timeline.scroll_into_view_if_needed()
     return page
 
 
 def test_a_click_on_the_strip_selects_that_moment_and_the_keyboard_still_works(timeline_page):
     page = timeline_page
-    buttons = visible(page, ".cl-timeline-strip .cl-moment-button")
+    buttons = visible(page, ".cl-timeline").first.locator(".cl-timeline-strip .cl-moment-button")
     assert buttons.count() == 10
     boxes = [_box(b) for b in buttons.all()]
     for a, b in zip(boxes, boxes[1:], strict=False):
@@ -204,7 +204,8 @@ def test_a_click_on_the_strip_selects_that_moment_and_the_keyboard_still_works(t
 
 def test_the_disk_view_at_moment_4_does_not_contradict_itself(timeline_page):
     page = timeline_page
-    visible(page, ".cl-timeline-strip .cl-moment-button").nth(3).click()
+    first = visible(page, ".cl-timeline").first
+    first.locator(".cl-timeline-strip .cl-moment-button").nth(3).click()
     _wait_moment(page, 4)
     _toggle(page, "cl-save-points", "A and B")
     _toggle(page, "cl-write-mode", "temp \\+ rename")

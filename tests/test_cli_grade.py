@@ -68,6 +68,7 @@ def test_no_student_folders(course, tmp_path, capsys):
     assert status == 2 and "no student folders" in _one_line(err)
 
 
+@pytest.mark.sandbox  # grade says first whether a sandbox can confine the submissions
 def test_a_folder_that_is_not_a_course(tmp_path, capsys):
     (tmp_path / "subs" / "ann").mkdir(parents=True)
     status, _, err = _grade(capsys, str(tmp_path / "subs"), "--course", str(tmp_path),
@@ -94,6 +95,7 @@ def test_unknown_notebook_and_not_json_are_reported_and_recorded(course, tmp_pat
     assert (subs / "cli_garbage" / "02_two_latent_failures.ipynb").read_bytes() == b"\x89PNG\r\n"
 
 
+@pytest.mark.sandbox  # grade says first whether a sandbox can confine the submissions
 def test_bad_jobs_and_csv_paths(tmp_path, capsys):
     status, _, err = _grade(capsys, str(tmp_path), "--course", str(tmp_path), "--csv",
                             str(tmp_path / "no" / "such" / "dir.csv"))

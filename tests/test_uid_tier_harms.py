@@ -358,8 +358,10 @@ def test_without_landlock_the_batch_gives_every_student_the_bubblewrap_score(
             wrong[student] = (got, want)
     unexplained = {s: w for s, w in wrong.items() if s not in WITHOUT_LANDLOCK_WRONG}
     assert not unexplained, f"gradebook differs from the bubblewrap tier's scores: {unexplained}"
-    right_now = {s for s in WITHOUT_LANDLOCK_WRONG if s not in wrong
-                 and Path("/work/main/solutions").exists()}
+    other = Path("/work/main/solutions")  # the cheat's guess: readable only as another checkout
+    readable = (other.exists() and other.resolve() != (ROOT / "solutions").resolve()
+                and other.stat().st_mode & 0o005 == 0o005)
+    right_now = {s for s in WITHOUT_LANDLOCK_WRONG if s not in wrong and readable}
     assert not right_now, f"graded right now: remove {sorted(right_now)} from the list"
     assert not batch["left_alive"], "\n".join(batch["left_alive"][:40])
     written = {label: paths for label, paths in batch["written"].items() if paths}

@@ -68,9 +68,9 @@ def run(args: argparse.Namespace) -> int:
     from graders.nbgrader_plumbing.durable import MAIN_PID_ENV
     from graders.nbgrader_plumbing.grading_batch import BatchBusy, batch_lock, close_batch
 
+    _check_sandbox(args)  # first: where nothing can be graded, that is the one thing to say
     _check_arguments(args)
     course = _open_course(args)
-    _check_sandbox(args)
     _close_to_submissions(args)
     os.environ[MAIN_PID_ENV] = str(os.getpid())  # the grading workers inherit it
     try:
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
             batch, found, handed_in = _open_batch(args, course)
             _autograde(args, batch)
             if not args.no_feedback and not args.dry_run:
-                _refused_feedback(course, found)
+                _refused_feedback(course, found, batch)
             results, failed = _write_scores(args, batch, found, handed_in)
             close_batch(batch)
     except BatchBusy as err:
@@ -146,13 +146,30 @@ def _close_to_submissions(args: argparse.Namespace) -> None:
               f"{', '.join(closed)}")
 
 
-def _refused_feedback(course, found) -> None:
-    """A feedback page for each notebook that was not read, saying why."""
+def _refused_feedback(course, found, batch) -> None:
+    """A feedback page for each notebook that was not read, saying why: for a student graded
+    in this batch (one whose earlier grade was kept keeps their feedback too), beside the
+    ``timestamp.txt`` nbgrader's ``release_feedback`` needs."""
+    import shutil
+
     from graders.nbgrader_plumbing.refused import write_refused_feedback
 
     for student, notebooks in found.refused.items():
+        if batch.journal.students.get(student, {}).get("what") == "kept":
+            continue
+        stamp = course.submitted_dir(student) / "timestamp.txt"
+        folder = course.feedback_dir(student)
+        if not (folder / "timestamp.txt").exists():
+            folder.mkdir(parents=True, exist_ok=True)
+            if stamp.is_file():
+                shutil.copy2(stamp, folder / "timestamp.txt")
+            else:  # a hand-in from a plain folder: the time it was graded, as nbgrader writes it
+                import datetime
+
+                now = datetime.datetime.now(datetime.UTC)
+                (folder / "timestamp.txt").write_text(now.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
         for notebook, why in notebooks.items():
-            write_refused_feedback(course.feedback_dir(student), notebook, why)
+            write_refused_feedback(folder, notebook, why)
 
 
 def _open_course(args: argparse.Namespace):

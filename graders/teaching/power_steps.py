@@ -63,10 +63,11 @@ def power_steps(save: str = "both", scenario: str = "support-tickets") -> list[P
     from graders.judge.checkpoint_rules import check
     from graders.judge.matrix import build_matrix
     from graders.judge.power import judge_power_states
-    from graders.teaching.power_cut import _LOOP, SAVES, _record
+    from graders.teaching.power_cut import _LOOP, SAVES, _records
 
     sc = load_scenario(scenario)
-    matrix = build_matrix(_record(SAVES[save] + _LOOP, sc), sc)
+    [recorded] = _records([SAVES[save] + _LOOP], sc)
+    matrix = build_matrix(recorded, sc)
     wanted = {f"torn_write_save_{_SAVE}", f"killed_before_rename_save_{_SAVE}",
               "killed_during_tool_2"}
     picked = [(m, pm) for pm in matrix.points if pm.point.id in wanted for m in pm.moments
