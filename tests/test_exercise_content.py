@@ -263,7 +263,9 @@ def test_nbgrader_validate_tells_a_failing_check_from_a_passing_one(variant, tmp
         assert "Success!" not in text
         for check_id in ("l2_atomic_save", "l2_save_point_a"):
             assert f'run_check("{check_id}", globals())' in text, text[-2000:]
-        assert "passed some but not all of the tests" in text
+        # Both fail with 0 points: a failure, never "partial credit" (issue 28).
+        assert "VALIDATION FAILED ON 2 CELL(S)" in text, text[-2000:]
+        assert "passed some but not all of the tests" not in text
 
 
 def test_the_playground_cells_are_editable_and_ungraded():
