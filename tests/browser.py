@@ -420,6 +420,12 @@ def visible(page, selector: str):
     return page.locator(f".jp-NotebookPanel:not(.lm-mod-hidden) {selector}")
 
 
+def in_timeline(page, selector: str):
+    """``selector`` inside the first crash timeline on screen (lesson 02 shows a second one, at
+    moment 4, further down)."""
+    return visible(page, ".cl-timeline").first.locator(selector)
+
+
 def save(page) -> None:
     """File ▸ Save (Ctrl+S), and wait until the notebook is no longer marked modified."""
     page.keyboard.press("Control+s")

@@ -24,6 +24,7 @@ from tests.browser import (
     BIN,
     close_dialog,
     error_outputs,
+    in_timeline,
     open_notebook,
     prompts,
     run_all,
@@ -48,8 +49,8 @@ EXERCISE = "exercises/lesson2/02_two_latent_failures.ipynb"
 
 
 def _set_moment(page, moment: int) -> None:
-    readout = visible(page, ".cl-crash-point .widget-readout")
-    handle = visible(page, ".cl-crash-point .noUi-handle")
+    readout = in_timeline(page, ".cl-crash-point .widget-readout")
+    handle = in_timeline(page, ".cl-crash-point .noUi-handle")
     current = int(readout.inner_text().split(".")[0])
     handle.focus()
     for _ in range(abs(moment - current)):
@@ -60,7 +61,7 @@ def _set_moment(page, moment: int) -> None:
 
 
 def _toggle(page, widget: str, label: str) -> None:
-    button = visible(page, f".{widget} button").filter(has_text=label)
+    button = in_timeline(page, f".{widget} button").filter(has_text=label)
     button.click()
     page.wait_for_function("(b) => b.classList.contains('mod-active')",
                            arg=button.element_handle())
@@ -157,7 +158,7 @@ def test_lesson_2_runs_and_its_crash_timeline_shows_what_is_on_disk(page, lab):
         _agrees_with_the_harness(snapshot)
         if (moment, saves) == (7, "A and B"):
             # Save point A wrote the call in flight: the checkpoint names it, highlighted.
-            pending = visible(page, ".cl-disk-view tr.cl-field-highlight").filter(
+            pending = in_timeline(page, ".cl-disk-view tr.cl-field-highlight").filter(
                 has_text="pendingToolUse")
             assert "build_table" in pending.inner_text()
 
@@ -197,26 +198,27 @@ def test_the_timeline_paints_a_finished_tool_that_reruns_apart_from_a_good_check
 
     open_notebook(page, lab, LESSON)
     run_all(page)
-    strip = visible(page, ".cl-timeline").first.locator(".cl-timeline-strip")
+    strip = in_timeline(page, ".cl-timeline-strip")
     strip.scroll_into_view_if_needed()
     green, amber = _rgb(KIND_COLOURS["checkpoint"]), _rgb(KIND_COLOURS["finished tool reruns"])
     _toggle(page, "cl-save-points", "A and B")
     _toggle(page, "cl-write-mode", "temp + rename")
     # model call 2 with A and B: the checkpoint records list_tickets' result: green
+    fifth = in_timeline(page, ".cl-moment-button").nth(4)
     page.wait_for_function("([b, want]) => getComputedStyle(b).backgroundColor === want",
-                           arg=[visible(page, ".cl-moment-button").nth(4).element_handle(), green])
+                           arg=[fifth.element_handle(), green])
     # A only: at model call 2, list_tickets has returned, yet pendingToolUse still names it and
     # resume runs it again: not the colour of a checkpoint resume carries on from.
     _toggle(page, "cl-save-points", "A only")
     page.wait_for_function("([b, want]) => getComputedStyle(b).backgroundColor === want",
-                           arg=[visible(page, ".cl-moment-button").nth(4).element_handle(), amber])
+                           arg=[fifth.element_handle(), amber])
     _set_moment(page, 5)
     snapshot = timeline_snapshot(page, 5, "A only", "temp + rename")
     assert "list_tickets a second time" in snapshot["all"], snapshot
     colours = _strip_colours(page)
     assert colours[4] == amber and colours[4] != green, colours
     assert colours[2] == green  # tool 1 running, named by save point A: a true record
-    legend = visible(page, ".cl-timeline").first.locator(".cl-timeline-strip .cl-legend")
+    legend = in_timeline(page, ".cl-timeline-strip .cl-legend")
     assert "finished tool reruns" in legend.inner_text()
     chip = legend.locator("span").filter(has_text="finished tool reruns")
     assert chip.evaluate("e => getComputedStyle(e).backgroundColor") == amber
@@ -243,8 +245,11 @@ def _reference_cells() -> dict[str, str]:
             "l2_run_agent": "\n".join(lines[start:loop.end_lineno])}
 
 
-def _self_check_rows(page) -> list[tuple[str, str, str]]:
-    table = visible(page, ".checkpoint-lab-selfcheck").last
+def _self_check_rows(page, cell: int | None = None) -> list[tuple[str, str, str]]:
+    """The rows of the last table of checks (of cell number ``cell``, if given)."""
+    where = visible(page, ".jp-Notebook .jp-Cell").nth(cell) if cell is not None else page
+    table = (where.locator(".checkpoint-lab-selfcheck") if cell is not None
+             else visible(page, ".checkpoint-lab-selfcheck")).last
     table.scroll_into_view_if_needed()
     return [tuple(row.locator("td").all_inner_texts())
             for row in table.locator("tbody tr").all()]
@@ -266,21 +271,29 @@ def test_level_2_exercise_fails_as_released_passes_with_the_fix_and_validates(pa
         state, message = status[check]
         assert state.startswith("FAIL"), rows
         assert len(message) > 40, rows  # a message that says what happened, not a bare FAIL
-    # Under each failed check, the crash points it failed at, each with the judge's verdict.
+    # Until part 1 is written and saved, the checks hold their findings back (issue 30).
+    assert not any(name.startswith(("torn_write_", "killed_")) for name, _, _ in rows), rows
+    written = (ROOT / "solutions" / "02_two_latent_failures.written_answers.md").read_text()
+    set_cell_source(page, answer_cell["l2_name_the_failures"], written.split("\n## ", 1)[1])
+    save(page)
+    run_all(page)
+    if prompts(page)[-1] == "[ ]:":
+        run_cell(page, answer_cell["l2_self_check"])
+    shot(page, "05b-exercise-answered-self-check")
+    # Under each failed check, in its own cell, the crash points it failed at with the verdicts.
+    rows = _self_check_rows(page, answer_cell["l2_atomic_save"])
     assert any(name.startswith(("torn_write_", "killed_")) and state.startswith("FAIL")
                for name, state, _ in rows), rows
 
     for grade_id, code in _reference_cells().items():
         set_cell_source(page, answer_cell[grade_id], code)
-    written = (ROOT / "solutions" / "02_two_latent_failures.written_answers.md").read_text()
-    set_cell_source(page, answer_cell["l2_name_the_failures"], written.split("\n## ", 1)[1])
     run_all(page)
     assert error_outputs(page) == []
     rows = _self_check_rows(page)
     shot(page, "06-exercise-fixed-self-check")
     assert not [r for r in rows if r[1].startswith("FAIL")], rows
-    checks = {name for name in status if name.startswith("l2_")}
-    assert checks <= {name for name, _, _ in rows}  # the same checks ran, the hidden ones listed
+    checks = {name for name in status if name.startswith("l2_") and not name.endswith("_hidden")}
+    assert checks <= {name for name, _, _ in rows}  # the same visible checks ran
     for check in ("l2_atomic_save", "l2_save_point_a"):
         assert dict((n, s) for n, s, _ in rows)[check].startswith("PASS"), rows
 

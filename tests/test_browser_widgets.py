@@ -20,6 +20,7 @@ import pytest
 
 from tests.browser import (
     error_outputs,
+    in_timeline,
     intersect,
     open_notebook,
     options_are_separate_boxes,
@@ -143,7 +144,7 @@ def test_a_quiz_is_answered_with_the_keyboard_alone(page, lab):
 
 
 def _readout(page) -> int:
-    text = visible(page, ".cl-crash-point .widget-readout").inner_text()
+    text = in_timeline(page, ".cl-crash-point .widget-readout").inner_text()
     return int(text.split(".")[0])
 
 
@@ -151,11 +152,12 @@ def _wait_moment(page, moment: int) -> None:
     page.wait_for_function(
         "([sel, n]) => document.querySelector(sel).textContent.trim().startsWith(n + '.')",
         arg=[".jp-NotebookPanel:not(.lm-mod-hidden) .cl-crash-point .widget-readout", moment])
-    visible(page, ".cl-moment").filter(has_text=f"Moment {moment} of").wait_for()
+    in_timeline(page, ".cl-moment").filter(has_text=f"Moment {moment} of").wait_for()
 
 
 def _toggle(page, widget: str, label: str) -> None:
-    button = visible(page, f".{widget} button").filter(has_text=re.compile(f"^{label}$"))
+    button = in_timeline(page, f".{widget} button").filter(
+        has_text=re.compile(f"^{label}$"))
     button.click()
     page.wait_for_function("(b) => b.classList.contains('mod-active')",
                            arg=button.element_handle())
@@ -173,7 +175,7 @@ def timeline_page(page, lab):
 
 def test_a_click_on_the_strip_selects_that_moment_and_the_keyboard_still_works(timeline_page):
     page = timeline_page
-    buttons = visible(page, ".cl-timeline").first.locator(".cl-timeline-strip .cl-moment-button")
+    buttons = in_timeline(page, ".cl-timeline-strip .cl-moment-button")
     assert buttons.count() == 10
     boxes = [_box(b) for b in buttons.all()]
     for a, b in zip(boxes, boxes[1:], strict=False):
@@ -184,7 +186,7 @@ def test_a_click_on_the_strip_selects_that_moment_and_the_keyboard_still_works(t
     _wait_moment(page, 4)
     assert "cl-moment-current" in buttons.nth(3).get_attribute("class")
     assert "cl-moment-current" not in buttons.nth(6).get_attribute("class")
-    assert "save point B of turn 1" in visible(page, ".cl-moment").inner_text()
+    assert "save point B of turn 1" in in_timeline(page, ".cl-moment").inner_text()
     shot(page, "13-timeline-clicked-moment-4")
 
     # Keyboard alone: Tab reaches a moment, Enter selects it; the slider's arrows still move.
@@ -192,7 +194,7 @@ def test_a_click_on_the_strip_selects_that_moment_and_the_keyboard_still_works(t
     page.keyboard.press("Tab")
     page.keyboard.press("Enter")
     _wait_moment(page, 2)
-    handle = visible(page, ".cl-crash-point .noUi-handle")
+    handle = in_timeline(page, ".cl-crash-point .noUi-handle")
     handle.focus()
     page.keyboard.press("ArrowRight")
     _wait_moment(page, 3)
@@ -225,7 +227,7 @@ def test_the_disk_view_at_moment_4_does_not_contradict_itself(timeline_page):
     turns_note = visible(page, '.cl-disk-view tr[data-field="turns"] .cl-note em')
     assert turns_note.inner_text() == "0 turns finished"
     assert turns_note.evaluate("e => e.getClientRects().length") == 1
-    visible(page, ".cl-disk-view").scroll_into_view_if_needed()
+    in_timeline(page, ".cl-disk-view").scroll_into_view_if_needed()
     shot(page, "14-timeline-moment-4-A-and-B-temp-rename")
 
 
@@ -305,7 +307,7 @@ def test_our_widgets_pass_axe_in_the_light_and_the_dark_theme(page, lab, lesson)
         element.locator(".cl-quiz-verdict").wait_for()
     assert _axe(page) == []
     if lesson == TIMELINE_LESSON:  # a control: the known finding comes back without our fix
-        handle = visible(page, ".cl-crash-point .noUi-handle")
+        handle = in_timeline(page, ".cl-crash-point .noUi-handle")
         handle.evaluate("h => h.removeAttribute('aria-label')")
         assert any(v.startswith("aria-input-field-name") for v in _axe(page))
         handle.evaluate("h => h.setAttribute('aria-label', 'Dies at')")
