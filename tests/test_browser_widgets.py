@@ -214,7 +214,7 @@ def test_the_disk_view_at_moment_4_does_not_contradict_itself(timeline_page):
     page.wait_for_function(
         "(sel) => document.querySelector(sel)?.textContent.includes('save point A of turn 1')",
         arg=".jp-NotebookPanel:not(.lm-mod-hidden) .cl-disk-view .cl-disk-headline")
-    row = visible(page, '.cl-disk-view tr[data-field="pendingToolUse"]')
+    row = in_timeline(page, '.cl-disk-view tr[data-field="pendingToolUse"]')
     value = row.locator(".cl-field-value").inner_text()
     note = row.locator(".cl-note").inner_text()
     assert "list_tickets" in value and "list_tickets" in note, (value, note)
@@ -224,7 +224,7 @@ def test_the_disk_view_at_moment_4_does_not_contradict_itself(timeline_page):
     value_box = _box(row.locator(".cl-field-value"))
     assert value_box["x"] - (name_box["x"] + name_box["width"]) >= 8, (name_box, value_box)
     # A short note stays on one line.
-    turns_note = visible(page, '.cl-disk-view tr[data-field="turns"] .cl-note em')
+    turns_note = in_timeline(page, '.cl-disk-view tr[data-field="turns"] .cl-note em')
     assert turns_note.inner_text() == "0 turns finished"
     assert turns_note.evaluate("e => e.getClientRects().length") == 1
     in_timeline(page, ".cl-disk-view").scroll_into_view_if_needed()
