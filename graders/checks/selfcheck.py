@@ -11,7 +11,8 @@ from graders.checks.table import MAX_POINT_ROWS, VERDICTS_ATTRIBUTE, ResultTable
 from graders.grading.observers import observer_note
 
 __all__ = [
-    "ResultTable", "Row", "self_check", "failing_checks", "MAX_POINT_ROWS", "VERDICTS_ATTRIBUTE",
+    "ResultTable", "Row", "self_check", "check_saved_notebook", "failing_checks", "NotAnExercise",
+    "MAX_POINT_ROWS", "VERDICTS_ATTRIBUTE",
 ]
 
 
@@ -41,22 +42,31 @@ def self_check(namespace: dict, notebook: str) -> ResultTable:
                        seen=dict(SEEN.get(notebook, {})), cell="self_check", notes=shown)
 
 
-def failing_checks(path) -> list[str]:
-    """The visible checks that the exercise notebook saved at ``path`` does not pass yet (by
-    id, in notebook order). Raises `NotebookError` when ``path`` is not an exercise notebook
-    and `OSError` when it cannot be read."""
-    from graders.checks.answer_cells import (
-        NotebookError,
-        notebook_of,
-        read_notebook,
-        submission_from_notebook,
-    )
+class NotAnExercise(ValueError):
+    """A readable notebook that is none of the course's exercise notebooks."""
+
+
+def check_saved_notebook(path, timeout: float | None = None):
+    """(the notebook saved at ``path``, its exercise, the results of its visible checks by id).
+    Raises `NotebookError` when it cannot be read as a notebook, `NotAnExercise` when it is none
+    of the exercise notebooks, `OSError` when the file cannot be read."""
+    from graders.checks.answer_cells import notebook_of, read_notebook, submission_from_notebook
+    from graders.checks.base import NOTEBOOKS
     from graders.checks.grading import grade_submission
 
     nb = read_notebook(path)
     notebook = notebook_of(nb)
     if notebook is None:
-        raise NotebookError(f"{path} is not one of the course's exercise notebooks")
+        names = ", ".join(f"{n}.ipynb" for n in NOTEBOOKS)
+        raise NotAnExercise(f"{path} is not one of the Checkpoint Lab exercise notebooks "
+                            f"({names}): none of its cells is an exercise cell")
     results = grade_submission(submission_from_notebook(nb, notebook), notebook,
-                               include_hidden=False, allow_fallback=True)
+                               include_hidden=False, timeout=timeout, allow_fallback=True)
+    return nb, notebook, results
+
+
+def failing_checks(path) -> list[str]:
+    """The visible checks that the exercise notebook saved at ``path`` does not pass yet (by
+    id, in notebook order); raises as `check_saved_notebook`."""
+    _nb, _notebook, results = check_saved_notebook(path)
     return [check_id for check_id, result in results.items() if not result.passed]

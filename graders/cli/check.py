@@ -117,34 +117,20 @@ def check_notebook(path: Path, *, timeout: float | None = None):
     Its notes name the written answers that are still empty. Raises `graders.cli.UsageError`
     when ``path`` is not one of the exercise notebooks.
     """
-    from graders.checks import (
-        NOTEBOOKS,
-        NotebookError,
-        checks_for,
-        grade_submission,
-        notebook_of,
-        read_notebook,
-        submission_from_notebook,
-    )
-    from graders.checks.selfcheck import ResultTable
+    from graders.checks import NOTEBOOKS, NotebookError, checks_for
+    from graders.checks.selfcheck import NotAnExercise, ResultTable, check_saved_notebook
 
     if path.is_dir():
         raise UsageError(f"{path} is a folder; give the path of one exercise notebook (.ipynb) "
                          "inside it")
     try:
-        nb = read_notebook(path)
+        nb, notebook, results = check_saved_notebook(path, timeout)
+    except NotAnExercise as exc:
+        raise UsageError(str(exc)) from None
     except NotebookError as exc:
         raise UsageError(f"{exc}; give the .ipynb file of an exercise notebook") from None
     except OSError as exc:
         raise UsageError(f"cannot read {path} ({exc.strerror})") from None
-    notebook = notebook_of(nb)
-    if notebook is None:
-        names = ", ".join(f"{n}.ipynb" for n in NOTEBOOKS)
-        raise UsageError(f"{path} is not one of the Checkpoint Lab exercise notebooks ({names}): "
-                         "none of its cells is an exercise cell")
-    source = submission_from_notebook(nb, notebook)
-    results = grade_submission(source, notebook, include_hidden=False, timeout=timeout,
-                               allow_fallback=True)
     from graders.checks.gate import hold_back
 
     results = {check_id: hold_back(result, nb) for check_id, result in results.items()}

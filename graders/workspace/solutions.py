@@ -81,7 +81,7 @@ def not_passing(workspace: Path, level: int | None = None) -> list[str]:
     """Why the student should try first: one line per exercise of ``level`` (default every
     level) whose copy in ``workspace``, as last saved, does not pass its visible checks yet."""
     from graders.checks.answer_cells import NotebookError
-    from graders.checks.selfcheck import failing_checks
+    from graders.checks.selfcheck import NotAnExercise, failing_checks
     from graders.workspace.student_files import exercise_copy
 
     session = Path(os.environ.get("JPY_SESSION_NAME", "") or ".")  # the notebook asking, if any
@@ -94,7 +94,7 @@ def not_passing(workspace: Path, level: int | None = None) -> list[str]:
             continue
         try:
             failing = failing_checks(copy)
-        except NotebookError as err:
+        except (NotebookError, NotAnExercise) as err:
             lines.append(f"{shown}: cannot be checked ({err})")
             continue
         except OSError as err:
