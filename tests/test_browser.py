@@ -247,9 +247,9 @@ def _reference_cells() -> dict[str, str]:
 
 def _self_check_rows(page, cell: int | None = None) -> list[tuple[str, str, str]]:
     """The rows of the last table of checks (of cell number ``cell``, if given)."""
-    where = visible(page, ".jp-Notebook .jp-Cell").nth(cell) if cell is not None else page
-    table = (where.locator(".checkpoint-lab-selfcheck") if cell is not None
-             else visible(page, ".checkpoint-lab-selfcheck")).last
+    tables = (visible(page, ".jp-Notebook .jp-Cell").nth(cell).locator(".checkpoint-lab-selfcheck")
+              if cell is not None else visible(page, ".checkpoint-lab-selfcheck"))
+    table = tables.last
     table.scroll_into_view_if_needed()
     return [tuple(row.locator("td").all_inner_texts())
             for row in table.locator("tbody tr").all()]

@@ -31,12 +31,10 @@ def refused_records(notebook: str, why: str, tests: list[str]) -> dict[str, Chec
 
     message = _words(notebook, why)
     return {test: CheckRecord(
-        check_id=test, notebook=notebook,
-        title=CHECKS[test].title if test in CHECKS else test,
-        hidden=CHECKS[test].hidden if test in CHECKS else False,
-        points=float(CHECKS[test].points) if test in CHECKS else 0.0, score=0.0,
-        status="failed", message=message, summary=f"not graded: {why}", cause=CAUSE)
-        for test in tests}
+        check_id=test, notebook=notebook, title=check.title if check else test,
+        hidden=check.hidden if check else False, points=float(check.points) if check else 0.0,
+        score=0.0, status="failed", message=message, summary=f"not graded: {why}", cause=CAUSE)
+        for test in tests for check in [CHECKS.get(test)]}
 
 
 def write_refused_feedback(feedback_dir: Path, notebook: str, why: str) -> Path:
