@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import types
 from pathlib import Path
 
 import pytest
@@ -315,9 +316,27 @@ def test_outside_reads_are_the_files_opened_beyond_the_runs_folders_and_the_syst
 
     trace = "\n".join([opened("/", "O_RDONLY|O_CLOEXEC|O_DIRECTORY"), opened("/w/x"),
                        opened("/usr/lib/python3/json/__init__.py"), opened("/etc/localtime"),
-                       opened("/var/tmp/c/gradebook.db"), opened("/home/t/.profile")])
+                       opened("/var/tmp/c/gradebook.db"), opened("/home/t/.profile"),
+                       opened(os.path.realpath(sys.executable)),
+                       opened(os.path.join(sys.prefix, "pyvenv.cfg"))])
     assert uid_walls.outside_reads(trace, ["/w"]) == ["/home/t/.profile",
                                                       "/var/tmp/c/gradebook.db"]
+
+
+def test_a_withheld_run_names_what_it_opened_wherever_the_course_sorts(monkeypatch):
+    """CI's clone lives at /check/...: the run's opened files there sort before /var/tmp, so the
+    note must name more than the first of them."""
+    rec = types.SimpleNamespace(
+        trace="", stdout_tail="x", stderr_tail="y", error={"message": "canary"}, load=None,
+        described=None)
+    found = ["/a/grader/python", "/var/tmp/c/gradebook.db", "/var/tmp/c/s/02.ipynb", "/z/4"]
+    monkeypatch.setattr(uid_walls, "outside_reads", lambda trace, folders: found)
+    uid_walls.withhold_outside_reads(rec, ["/w"])
+    assert rec.error["message"] == (
+        "(not shown: your code opened /a/grader/python, /var/tmp/c/gradebook.db, "
+        "/var/tmp/c/s/02.ipynb and 1 more file(s) outside its own folders, so what it printed "
+        "or raised is not passed on)")
+    assert (rec.stdout_tail, rec.stderr_tail) == (rec.error["message"], "")
 
 
 @pytest.fixture(scope="module")

@@ -86,12 +86,18 @@ _OPENED = re.compile(r"^\d+\s+(?:openat|open|openat2|creat)\((.*)\)\s+=\s+\d+"
 _READABLE = (*_SYSTEM, "/etc", "/sys", "/dev", "/memfd:")
 
 
+def _grader_python() -> list[str]:
+    """The grader's Python: its base installation and, when it runs from a virtual environment
+    (a course's ``.venv``, made with ``--copies``), that environment and its interpreter file."""
+    return sorted({os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.executable)})
+
+
 def outside_reads(trace: str, folders) -> list[str]:
     """The files a run opened (strace's ``-xx -yy`` lines; folders opened for their listing
     aside) outside ``folders``, the system and the grader's Python: what it could have read of
     the machine (without Landlock)."""
     allowed = [os.path.realpath(str(f)) for f in folders]
-    allowed += [*_READABLE, os.path.realpath(sys.base_prefix)]
+    allowed += [*_READABLE, *_grader_python()]
     found = []
     for args, hexed in _OPENED.findall(trace):
         path = bytes.fromhex(hexed.replace("\\x", "")).decode("utf-8", "replace")
@@ -109,8 +115,9 @@ def withhold_outside_reads(rec, folders) -> None:
     found = outside_reads(rec.trace, folders)
     if not found:
         return
-    note = (f"(not shown: your code opened {found[0]}"
-            + (f" and {len(found) - 1} more file(s)" if len(found) > 1 else "")
+    named = ", ".join(found[:3])
+    note = (f"(not shown: your code opened {named}"
+            + (f" and {len(found) - 3} more file(s)" if len(found) > 3 else "")
             + " outside its own folders, so what it printed or raised is not passed on)")
     rec.stdout_tail, rec.stderr_tail = note, ""
     for record in (rec.error, rec.load):
