@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
     from graders.nbgrader_plumbing.grading_batch import BatchBusy, batch_lock, close_batch
 
     _check_sandbox(args)  # first: where nothing can be graded, that is the one thing to say
+    _sweep(args)
     _check_arguments(args)
     course = _open_course(args)
     _close_to_submissions(args)
@@ -127,6 +128,17 @@ def _check_sandbox(args: argparse.Namespace) -> None:
         from graders.sandbox.box import tier
 
         print(tier().describe())
+
+
+def _sweep(args: argparse.Namespace) -> None:
+    """Remove what grading processes killed from outside left (their run folders), never what
+    a live one holds; say so in one line."""
+    from graders.recording.run_folders import sweep
+
+    removed = sweep()
+    if removed and not args.quiet:
+        print(f"removed {len(removed)} run folder(s) left by grading killed before it ended: "
+              + ", ".join(removed[:3]) + (" ..." if len(removed) > 3 else ""))
 
 
 def _close_to_submissions(args: argparse.Namespace) -> None:
