@@ -386,3 +386,55 @@ def test_without_landlock_the_batch_gives_every_student_the_bubblewrap_score(
     written = {label: paths for label, paths in batch["written"].items() if paths}
     assert not written, f"changed by the batch: {written}"
     assert not batch["droppings"], batch["droppings"]
+
+
+#: As a sandbox uid (argv[1]): a file at the top of /dev/shm and of /tmp, then sleeps (a
+#: process that outlived its grader). Says "ready" once they exist.
+_LEFT_BY_UID = r"""
+import os, sys, time
+uid = int(sys.argv[1])
+os.setgroups([]); os.setresgid(uid, uid, uid); os.setresuid(uid, uid, uid)
+for folder in ("/dev/shm", "/tmp"):
+    with open(os.path.join(folder, f"tmp-left-{uid}"), "w") as f:
+        f.write("left")
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+def _owner(pid: str) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
+
+
+def test_what_a_killed_graders_uid_left_is_cleared_and_a_live_runs_uid_never():
+    """A grader killed mid-run leaves its uid's process and files; the next start ends and
+    removes them, and leaves those of a uid a live run (another grader) holds."""
+    from graders.sandbox import sweep, uids
+
+    folder = uids.lock_folder()
+    dead, live = uids.reserve(folder), uids.reserve(folder)
+    procs = [subprocess.Popen([sys.executable, "-c", _LEFT_BY_UID, str(held.uid)],
+                              stdout=subprocess.PIPE, text=True) for held in (dead, live)]
+    try:
+        for proc in procs:
+            assert proc.stdout.readline().strip() == "ready"
+        dead.release()  # its grader was killed: the kernel dropped the lock
+        removed = sweep.clear_unheld_uids()
+        procs[0].wait(timeout=30)  # (reaped already by the sweep, a child subreaper's due)
+        assert not [p for p in os.listdir("/proc") if p.isdigit() and _owner(p) == dead.uid]
+        for place in ("/dev/shm", "/tmp"):
+            assert f"{place}/tmp-left-{dead.uid}" in removed, removed
+            assert not os.path.exists(f"{place}/tmp-left-{dead.uid}")
+            assert os.path.exists(f"{place}/tmp-left-{live.uid}"), "a live run's file went"
+        assert procs[1].poll() is None, "a live run's process was ended"
+        assert not [r for r in removed if str(live.uid) in r], removed
+    finally:
+        live.release()
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+        sweep.clear_unheld_uids()
+    assert not os.path.exists(f"/tmp/tmp-left-{live.uid}")

@@ -131,13 +131,13 @@ def _check_sandbox(args: argparse.Namespace) -> None:
 
 
 def _sweep(args: argparse.Namespace) -> None:
-    """Remove what grading processes killed from outside left (their run folders), never what
-    a live one holds; say so in one line."""
-    from graders.recording.run_folders import sweep
+    """Remove what grading processes killed from outside left (their run folders; in the uid
+    tier, what their sandbox uids made), never what a live one holds; say so in one line."""
+    from graders.sandbox.sweep import sweep_left_behind
 
-    removed = sweep()
+    removed = sweep_left_behind(sandboxed=not args.no_sandbox)
     if removed and not args.quiet:
-        print(f"removed {len(removed)} run folder(s) left by grading killed before it ended: "
+        print(f"removed {len(removed)} leftover(s) of grading killed before it ended: "
               + ", ".join(removed[:3]) + (" ..." if len(removed) > 3 else ""))
 
 
