@@ -351,7 +351,7 @@ def batch_without_landlock(tmp_path_factory):
     try:
         yield grade_catalog_batch(tmp_path_factory.mktemp("uid-no-landlock"), tuple(wrap))
     finally:
-        os.chmod(solutions, mode)  # grade closed it to other users; other tests read it as such
+        os.chmod(solutions, mode)  # grade puts it back itself; this, if the test's timeout hit
 
 
 #: Students graded wrong without Landlock, and why: what ``--without-landlock`` gives up (a
@@ -438,3 +438,41 @@ def test_what_a_killed_graders_uid_left_is_cleared_and_a_live_runs_uid_never():
             proc.wait()
         sweep.clear_unheld_uids()
     assert not os.path.exists(f"/tmp/tmp-left-{live.uid}")
+
+
+def _opened(*paths: Path) -> dict[str, str]:
+    """Each path whose mode keeps other users out, with its mode."""
+    return {str(p): oct(p.stat().st_mode & 0o777) for p in paths if not p.stat().st_mode & 0o005}
+
+
+@pytest.mark.timeout(1200)
+def test_grade_puts_back_every_mode_it_closed_and_a_killed_grades_next_start_does(
+        tmp_path_factory):
+    """The uid tier's grade closes the course, the submissions, its home and the checkout's
+    solutions to other users while it grades, says so in one line, and opens them again when the
+    batch ends; one killed mid-batch leaves them closed, and the next grade's start opens them."""
+    from graders.nbgrader_plumbing.durable import KILL_ENV
+
+    one = {"reference": STUDENTS["reference"]}
+    for killed in (False, True):
+        scratch = tmp_path_factory.mktemp("killed" if killed else "ended")
+        env = ("/usr/bin/env", f"{KILL_ENV}=planned") if killed else ()
+        batch = grade_catalog_batch(scratch, tuple(docker_root(*env)), students=one)
+        folders = (batch["course"].root, scratch / "submissions", scratch / "home",
+                   ROOT / "solutions")
+        assert "closed to other users while grading (chmod o-rwx, put back when it ends)" \
+            in batch["stdout"], said_by(batch)
+        if not killed:
+            assert batch["status"] == 0, said_by(batch)
+            assert _opened(*folders) == {}, "left closed after the batch ended"
+            continue
+        assert batch["status"] not in (0, None), said_by(batch)  # killed (through a userns)
+        assert len(_opened(*folders)) == 4, "a killed grade's closing was put back already"
+        cmd = [*contained(), *docker_root(sys.executable, "-m", "graders.cli", "grade",
+                                          str(scratch / "none"), "--course", str(scratch / "no"),
+                                          "--csv", str(scratch / "x.csv"))]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT,
+                              env=grading_env(scratch / "home"), start_new_session=True)
+        assert done.returncode == 2, done.stderr[-2000:]
+        assert "closed to other users (its mode put back)" in done.stdout, done.stdout
+        assert _opened(*folders) == {}, "the next grade's start left them closed"

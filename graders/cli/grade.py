@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     _sweep(args)
     _check_arguments(args)
     course = _open_course(args)
-    _close_to_submissions(args)
+    closing = _close_to_submissions(args)
     os.environ[MAIN_PID_ENV] = str(os.getpid())  # the grading workers inherit it
     try:
         with batch_lock(course) if not args.dry_run else _no_lock():
@@ -84,6 +84,9 @@ def run(args: argparse.Namespace) -> int:
             close_batch(batch)
     except BatchBusy as err:
         raise UsageError(str(err)) from err
+    finally:
+        if closing is not None:
+            closing.open_again()
     _report(args, batch, results, failed)
     return 1 if failed else 0
 
@@ -137,25 +140,27 @@ def _sweep(args: argparse.Namespace) -> None:
 
     removed = sweep_left_behind(sandboxed=not args.no_sandbox)
     if removed and not args.quiet:
-        print(f"removed {len(removed)} leftover(s) of grading killed before it ended: "
+        print(f"cleared {len(removed)} leftover(s) of grading killed before it ended: "
               + ", ".join(removed[:3]) + (" ..." if len(removed) > 3 else ""))
 
 
-def _close_to_submissions(args: argparse.Namespace) -> None:
+def _close_to_submissions(args: argparse.Namespace):
     """In the uid tier, the course, the submissions, this user's home and the checkout's
     solutions closed to other users (a submission runs as one), by plain permissions, with
-    Landlock or without."""
+    Landlock or without, until the batch ends; the :class:`Closing` that puts them back."""
     from graders.sandbox.box import tier
-    from graders.sandbox.uid_walls import close_to_others
+    from graders.sandbox.uid_closing import Closing
 
     chosen = tier() if not args.no_sandbox else None
     if getattr(chosen, "name", None) != "uid":
-        return
+        return None
     solutions = Path(__file__).resolve().parents[2] / "solutions"  # a checkout's references
-    closed = close_to_others([args.course, args.submissions, Path.home(), solutions])
+    closing = Closing()
+    closed = closing.close([args.course, args.submissions, Path.home(), solutions])
     if closed:
-        print(f"closed to other users (chmod o-rwx), as submissions run as other users here: "
-              f"{', '.join(closed)}")
+        print(f"closed to other users while grading (chmod o-rwx, put back when it ends), as "
+              f"submissions run as other users here: {', '.join(closed)}", flush=True)
+    return closing
 
 
 def _refused_feedback(course, found, batch) -> None:

@@ -1,12 +1,14 @@
 """What grading killed from outside left on this machine, removed at the next start; never what
 a live run holds.
 
-Two kinds of leftovers: run folders (:func:`graders.recording.run_folders.sweep`: each is held by
-its run's flock while the run lives), and, in the uid tier, what a sandbox uid made outside its
-folders (processes, files at the top of the shared temp folders, IPC objects; a run removes its
-own when it ends), which is cleared for a uid that was reserved here once and that no run holds
-now (its lock, :mod:`graders.sandbox.uids`, is free: taking it keeps every new run off the uid
-while it is cleared).
+Three kinds of leftovers: the modes of what grading closed to other users
+(:func:`graders.sandbox.uid_closing.reopen_left`), run folders
+(:func:`graders.recording.run_folders.sweep`: each is held by its run's flock while the run
+lives), and, in the uid tier, what a sandbox uid made outside its folders (processes, files at
+the top of the shared temp folders, IPC objects; a run removes its own when it ends), which is
+cleared for a uid that was reserved here once and that no run holds now (its lock,
+:mod:`graders.sandbox.uids`, is free: taking it keeps every new run off the uid while it is
+cleared).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import os
 from pathlib import Path
 
 import graders.sandbox.box as box
+import graders.sandbox.uid_closing as uid_closing
 import graders.sandbox.uid_tier as uid_tier
 import graders.sandbox.uid_walls as uid_walls
 import graders.sandbox.uids as uids
@@ -86,6 +89,9 @@ def sweep_left_behind(sandboxed: bool = True) -> list[str]:
     sandbox's uid tier, what the sandbox uids made); one line for each."""
     removed = run_folders.sweep()
     root = hasattr(os, "geteuid") and os.geteuid() == 0  # the uid tier is root's alone
+    if root:
+        removed += [f"{path} closed to other users (its mode put back)"
+                    for path in uid_closing.reopen_left()]
     if sandboxed and root and getattr(box.tier(), "name", None) == "uid":
         removed += [f"{item} (left by a sandbox uid)" for item in clear_unheld_uids()]
     return removed

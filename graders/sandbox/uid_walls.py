@@ -16,7 +16,8 @@ from pathlib import Path
 
 from graders.sandbox.uid_tier import _SYSTEM, SHARED_TEMP
 
-__all__ = ["remove_ipc", "close_to_others", "outside_reads", "withhold_outside_reads"]
+__all__ = ["remove_ipc", "to_close", "close_to_others", "outside_reads",
+           "withhold_outside_reads"]
 
 _IPC_TABLES = {"shm": 0, "msg": 1, "sem": 2}  # /proc/sysvipc/NAME: shmctl, msgctl, semctl
 
@@ -57,24 +58,37 @@ def remove_ipc(uid: int) -> list[str]:
     return removed
 
 
-def close_to_others(paths) -> list[str]:
-    """Take every permission of other users off each of ``paths`` (a folder closed so closes
-    all it holds, whatever their own modes); return those changed. The run's uid is such an
-    other user: no group of its own is shared with anything of the grader's. A folder that
-    holds what a run needs (the system, the grader's Python, the temp folders) is left as it is:
-    a ``$HOME`` of ``/`` is never closed."""
+def to_close(paths) -> list[tuple[str, int]]:
+    """(path, its mode now) of each of ``paths`` that other users may reach and that no run
+    needs: the system, the grader's Python and the temp folders are left as they are (a
+    ``$HOME`` of ``/`` is never closed)."""
     needed = [os.path.realpath(p) for p in (sys.base_prefix, tempfile.gettempdir(), *_SYSTEM,
                                              *SHARED_TEMP)]
-    changed = []
+    found = []
     for path in paths:
         real = os.path.realpath(path)
         if any(n == real or n.startswith(real.rstrip("/") + "/") for n in needed):
             continue
         try:
             mode = os.stat(path).st_mode
-            if mode & 0o007:
-                os.chmod(path, mode & 0o7770)
-                changed.append(str(path))
+        except OSError:
+            continue
+        if mode & 0o007:
+            found.append((str(path), mode & 0o7777))
+    return found
+
+
+def close_to_others(paths) -> list[str]:
+    """Take every permission of other users off each of ``paths`` (a folder closed so closes
+    all it holds, whatever their own modes); return those changed. The run's uid is such an
+    other user: no group of its own is shared with anything of the grader's. What a run needs
+    is left open (:func:`to_close`); :class:`graders.sandbox.uid_closing.Closing` puts the
+    modes back after grading."""
+    changed = []
+    for path, mode in to_close(paths):
+        try:
+            os.chmod(path, mode & 0o7770)
+            changed.append(path)
         except OSError:
             continue
     return changed
