@@ -476,3 +476,40 @@ def test_grade_puts_back_every_mode_it_closed_and_a_killed_grades_next_start_doe
         assert done.returncode == 2, done.stderr[-2000:]
         assert "closed to other users (its mode put back)" in done.stdout, done.stdout
         assert _opened(*folders) == {}, "the next grade's start left them closed"
+
+
+@pytest.mark.timeout(1500)
+def test_gradescope_grades_without_landlock_only_when_the_instructor_built_it_so(tmp_path):
+    """Gradescope's container holds one student and closes /autograder (0700), yet what it
+    gives up without Landlock (every file the image leaves world-readable) is the instructor's
+    call, as for ``grade``: ``run_autograder`` refuses, saying what to do, unless the zip was
+    built with ``checkpoint-lab gradescope --without-landlock``."""
+    from tests.conftest import run_autograder_in
+    from tests.fixtures.notebooks.course_cache import shared_course
+
+    require_tools()
+    level2 = shared_course().source_dir / "02_two_latent_failures.ipynb"
+    wrap = (*contained(), *docker_root(sys.executable, "-c", _NO_LANDLOCK,
+                                       caps=(*DOCKER_CAPS, "sys_ptrace")))
+    graded = {}
+    for flag in ((), ("--without-landlock",)):
+        out = tmp_path / f"autograder{len(flag)}.zip"
+        done = subprocess.run([sys.executable, "-m", "graders.cli", "gradescope", "--course",
+                               str(shared_course().root), "-o", str(out), *flag],
+                              capture_output=True, text=True, cwd=ROOT)
+        assert done.returncode == 0, done.stderr
+        results = run_autograder_in(out, tmp_path / f"tree{len(flag)}",
+                                    {level2.name: level2.read_bytes()}, wrap)
+        checks = [t for t in results["tests"] if t["max_score"]
+                  and "notebook was not handed in" not in t["output"]]  # Level 2's alone
+        assert checks, results
+        graded[bool(flag)] = (sum(t["score"] for t in checks),
+                              sum(t["max_score"] for t in checks), checks)
+    score, full, checks = graded[False]
+    assert score == 0
+    for test in checks:
+        said = " ".join(test["output"].split())
+        assert "Not graded: the autograder could not start its sandbox" in said, said
+        assert "no Landlock" in said and "checkpoint-lab gradescope --without-landlock" in said
+    score, full, checks = graded[True]
+    assert score == full > 0, [t["output"][:300] for t in checks]
