@@ -513,3 +513,102 @@ def test_gradescope_grades_without_landlock_only_when_the_instructor_built_it_so
         assert "no Landlock" in said and "checkpoint-lab gradescope --without-landlock" in said
     score, full, checks = graded[True]
     assert score == full > 0, [t["output"][:300] for t in checks]
+
+
+# -- without Landlock: what lies under the folders every run may read (/dev, /proc, /etc) --------
+
+SHM_CANARY = "canary-29-4-dev-shm"
+#: An honest neighbour that also leaves a file every user may read in /dev/shm while it runs.
+DROPS_IN_SHM = HONEST + f'''
+import os as _os, time as _time
+_fd = _os.open(f"/dev/shm/checkpoint-lab-canary-{{_os.getuid()}}",
+               _os.O_WRONLY | _os.O_CREAT | _os.O_EXCL, 0o644)
+_os.fchmod(_fd, 0o644)
+_os.write(_fd, b"{SHM_CANARY}")
+_os.close(_fd)
+_honest_run_agent = run_agent
+def run_agent(*args, **kwargs):
+    _time.sleep(4)
+    return _honest_run_agent(*args, **kwargs)
+'''
+#: Waits for a neighbour's file in /dev/shm, reads it, and raises an error carrying it.
+READS_SHM = HONEST + '''
+import os as _os, time as _time
+def run_agent(task, tools, call_model, execute_tool):
+    found, deadline = [], _time.time() + 10
+    while not found and _time.time() < deadline:
+        for entry in _os.scandir("/dev/shm"):
+            if entry.name.startswith("checkpoint-lab-canary-"):
+                with open(entry.path) as f:
+                    found.append(f.read())
+        _time.sleep(0.05)
+    raise RuntimeError("read beside me: " + "; ".join(found))
+'''
+#: Reads every other process's command line and raises an error carrying them.
+READS_CMDLINES = HONEST + '''
+import os as _os
+def run_agent(task, tools, call_model, execute_tool):
+    said = []
+    for pid in _os.listdir("/proc"):
+        if pid.isdigit() and int(pid) != _os.getpid():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    said.append(f.read().replace(b"\\0", b" ").decode(errors="replace"))
+            except OSError:
+                pass
+    raise RuntimeError("the other processes: " + " | ".join(said))
+'''
+
+
+def test_without_landlock_a_neighbours_file_in_dev_shm_never_reaches_feedback(alone):
+    """/dev/shm is under /dev, which every run may read: a file another run left there is not
+    the system's, and the run that read it has what it printed and raised withheld; the
+    neighbour, which made its file itself, is graded and shown as alone."""
+    found = side_by_side(READS_SHM, DROPS_IN_SHM, landlock=False)
+    cheat, neighbour = found["results"]
+    assert SHM_CANARY not in json.dumps(cheat), cheat
+    assert cheat["ended"] == "raised", cheat
+    assert cheat["error"]["message"].startswith(
+        "(not shown: your code opened /dev/shm/checkpoint-lab-canary-"), cheat["error"]
+    _honest_unharmed(neighbour, alone)
+    assert "not shown" not in neighbour["stdout"] + json.dumps(neighbour["error"])
+    assert found["left"] == [], found["left"]
+
+
+def test_without_landlock_other_processes_command_lines_never_reach_feedback(course):
+    """/proc is the system's, but another process's folder there is not: the grader's command
+    line names the course (closed, yet its path and the students' names are bytes of the
+    machine's), and quoting it is withheld."""
+    uid_walls.close_to_others([course])
+    found = side_by_side(READS_CMDLINES, landlock=False, names=course)
+    cheat = found["results"][0]
+    assert str(course) not in json.dumps(cheat), cheat
+    assert cheat["ended"] == "raised", cheat
+    assert cheat["error"]["message"].startswith("(not shown: your code opened /proc/"), cheat
+
+
+def test_outside_reads_under_proc_dev_and_etc_are_what_is_not_the_systems_or_the_runs():
+    def hx(text):
+        return "".join(f"\\x{b:02x}" for b in text.encode())
+
+    def opened(path, flags="O_RDONLY|O_CLOEXEC", pid=12):
+        return f'{pid}  openat(AT_FDCWD<{hx("/w")}>, "{hx(path)}", {flags}) = 3<{hx(path)}>'
+
+    made = "/dev/shm/sem.mp-own"
+    venv_package = os.path.join(sys.prefix, "lib", "site-packages", "fake_llm", "hidden.json")
+    trace = "\n".join([
+        opened("/proc/12/status"), opened("/proc/13/task/13/stat", pid=13),
+        opened("/proc/sys/kernel/cap_last_cap"), opened("/proc/99999/cmdline"),
+        opened("/dev/urandom"), opened("/dev/shm/psm_own", "O_RDWR|O_CREAT|O_EXCL|O_NOFOLLOW"),
+        f'12  link("{hx("/dev/shm/sem.tmpXYZ")}", "{hx(made)}") = 0', opened(made, "O_RDWR"),
+        opened("/dev/shm/checkpoint-lab-canary-61001"), opened("/dev/mqueue/theirs"),
+        opened("/dev/shm/theirs", "O_RDWR|O_CREAT"),
+        opened("/etc/ld.so.cache"), opened("/etc/passwd"), opened("/etc/ssl/certs/ca.pem"),
+        opened("/etc/jupyter/nbgrader_config.py"), opened("/etc/checkpoint-lab/gradebook.db"),
+        opened("/sys/devices/system/cpu/online"), opened(venv_package)])
+    outside = ["/dev/mqueue/theirs", "/dev/shm/checkpoint-lab-canary-61001", "/dev/shm/theirs",
+               "/etc/checkpoint-lab/gradebook.db", "/etc/jupyter/nbgrader_config.py",
+               "/proc/99999/cmdline"]
+    if os.path.realpath(sys.prefix) != os.path.realpath(sys.base_prefix):  # a venv: its packages
+        outside.append(venv_package)
+    assert uid_walls.outside_reads(trace, ["/w"]) == sorted(outside)
