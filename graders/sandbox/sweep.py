@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import graders.sandbox.box as box
 import graders.sandbox.uid_closing as uid_closing
 import graders.sandbox.uid_tier as uid_tier
 import graders.sandbox.uid_walls as uid_walls
@@ -84,14 +83,15 @@ def clear_unheld_uids() -> list[str]:
     return removed
 
 
-def sweep_left_behind(sandboxed: bool = True) -> list[str]:
-    """Remove what grading killed before it ended left here (run folders; where runs go in the
-    sandbox's uid tier, what the sandbox uids made); one line for each."""
+def sweep_left_behind(uid_tier: bool = False) -> list[str]:
+    """Remove what grading killed before it ended left here (run folders, modes closed; with
+    ``uid_tier``, where runs go in the uid tier, what the sandbox uids made); one line each.
+    Starts no program (the tier, known to the caller, is not probed here)."""
     removed = run_folders.sweep()
     root = hasattr(os, "geteuid") and os.geteuid() == 0  # the uid tier is root's alone
     if root:
         removed += [f"{path} closed to other users (its mode put back)"
                     for path in uid_closing.reopen_left()]
-    if sandboxed and root and getattr(box.tier(), "name", None) == "uid":
+    if uid_tier and root:
         removed += [f"{item} (left by a sandbox uid)" for item in clear_unheld_uids()]
     return removed
