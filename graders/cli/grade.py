@@ -156,7 +156,13 @@ def _close_to_submissions(args: argparse.Namespace):
     if getattr(chosen, "name", None) != "uid":
         return None
     solutions = Path(__file__).resolve().parents[2] / "solutions"  # a checkout's references
-    closing = Closing()
+    from graders.cli import UsageError
+
+    try:
+        closing = Closing()
+    except OSError as err:
+        raise UsageError(f"cannot keep a journal of the folders closed while grading: {err}") \
+            from err
     closed = closing.close([args.course, args.submissions, Path.home(), solutions])
     if closed:
         print(f"closed to other users while grading (chmod o-rwx, put back when it ends), as "
