@@ -143,3 +143,25 @@ def test_binder_start_runs_the_command_even_when_no_workspace_can_be_made(tmp_pa
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == str(ROOT)
     assert "could not prepare the workspace" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.nbgrader
+def test_every_link_resolves_in_a_hub_home(tmp_path):
+    """A hub's student: ``lesson2/`` fetched (nbgrader's release, copied unchanged) beside the
+    ``lessons/`` the guide copies from the course directory that ``checkpoint-lab course``'s
+    code builds."""
+    import shutil
+
+    from graders.nbgrader_plumbing.course import build_course
+    from graders.nbgrader_plumbing.source_notebook import SOURCES_DIR, authored_sources
+
+    course = build_course(tmp_path / "course", sources=authored_sources(SOURCES_DIR), repo=ROOT)
+    home = tmp_path / "home"
+    shutil.copytree(course.release_dir, home / "lesson2")
+    shutil.copytree(course.lessons_dir, home / "lessons")
+    notebooks = sorted(home.rglob("*.ipynb"))
+    assert len(notebooks) == len(_shipped())
+    assert sum("../lesson2/" in link for n in notebooks for link in relative_links(n)) >= 10
+    assert broken_links(home, notebooks) == []
+    for notebook in notebooks:  # JupyterLab finds the kernel's language_info there: unmodified
+        assert json.loads(notebook.read_text())["metadata"]["language_info"]["version"]

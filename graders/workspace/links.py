@@ -14,7 +14,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-__all__ = ["LINK", "relative_links", "relink", "workspace_place"]
+__all__ = ["LINK", "WORKSPACE_EXERCISES", "relative_links", "relink", "workspace_place"]
 
 #: A markdown link's target (``[text](target)``, ``[text](<target with spaces>)``) or an HTML
 #: ``href``/``src``: group 1, 2 or 3.
@@ -23,11 +23,16 @@ _ELSEWHERE = re.compile(r"^([a-z][a-z0-9+.-]*:|#|/)", re.I)
 _COURSE_NOTEBOOK = re.compile(r"^(lessons|exercises)/[^/]+\.ipynb$")
 
 
-def workspace_place(relpath: str, assignment: str = "lesson2") -> str:
-    """Where the course file at ``relpath`` (relative to the repository) lives in a workspace:
-    ``exercises/NN.ipynb`` -> ``exercises/lesson2/NN.ipynb``; a lesson stays where it is."""
+#: Where a workspace keeps the exercises (the nbgrader assignment's folder in ``exercises/``).
+WORKSPACE_EXERCISES = "exercises/lesson2"
+
+
+def workspace_place(relpath: str, exercises: str = WORKSPACE_EXERCISES) -> str:
+    """Where the course file at ``relpath`` (relative to the repository) lives in a layout that
+    keeps the exercises in ``exercises``: ``exercises/NN.ipynb`` -> ``exercises/lesson2/NN.ipynb``
+    (a workspace) or ``lesson2/NN.ipynb`` (a hub's home); a lesson stays where it is."""
     if relpath.startswith("exercises/") and relpath.count("/") == 1:
-        return f"exercises/{assignment}/{relpath.removeprefix('exercises/')}"
+        return f"{exercises}/{relpath.removeprefix('exercises/')}"
     return relpath
 
 
@@ -41,26 +46,28 @@ def relative_links(text: str) -> list[str]:
     return found
 
 
-def _moved(link: str, relpath: str, place: str) -> str:
+def _moved(link: str, relpath: str, place: str, exercises: str) -> str:
     target, hash_, anchor = link.partition("#")
     at_root = posixpath.normpath(posixpath.join(posixpath.dirname(relpath), target))
     if not target or not _COURSE_NOTEBOOK.match(at_root):
         return link
-    moved = posixpath.relpath(workspace_place(at_root), posixpath.dirname(place) or ".")
+    moved = posixpath.relpath(workspace_place(at_root, exercises),
+                              posixpath.dirname(place) or ".")
     return moved + hash_ + anchor
 
 
-def relink(notebook: dict, relpath: str) -> dict:
+def relink(notebook: dict, relpath: str, exercises: str = WORKSPACE_EXERCISES) -> dict:
     """``notebook`` (the course's file at ``relpath``) with each link to another of the course's
-    notebooks pointing where that notebook is in a workspace; changed in place and returned."""
-    place = workspace_place(relpath)
+    notebooks pointing where that notebook is in a layout that keeps the exercises in
+    ``exercises`` (a workspace by default); changed in place and returned."""
+    place = workspace_place(relpath, exercises)
 
     def swap(match: re.Match) -> str:
         whole = match.group(0)
         link = match.group(1) or match.group(2) or match.group(3)
         if _ELSEWHERE.match(link):
             return whole
-        return whole.replace(link, _moved(link, relpath, place), 1)
+        return whole.replace(link, _moved(link, relpath, place, exercises), 1)
 
     for cell in notebook.get("cells", []):
         if not isinstance(cell, dict) or cell.get("cell_type") != "markdown":

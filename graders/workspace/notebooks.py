@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from graders.workspace.links import relink
+from graders.workspace.links import WORKSPACE_EXERCISES, relink
 
 __all__ = [
     "ASSIGNMENT",
@@ -169,15 +169,16 @@ def kernel_language_info() -> dict:
     }
 
 
-def delivered_bytes(source: Path) -> bytes:
+def delivered_bytes(source: Path, exercises: str = WORKSPACE_EXERCISES) -> bytes:
     """A released notebook as the workspace gets it: with the kernel's ``language_info``, and
     its links to the course's other notebooks pointing where they are in a workspace
-    (`graders.workspace.links`)."""
+    (`graders.workspace.links`), or where a layout that keeps the exercises in ``exercises``
+    has them (``"lesson2"``: a hub's home)."""
     data = source.read_bytes()
     try:
         notebook = json.loads(data)
         notebook["metadata"]["language_info"] = kernel_language_info()
-        relink(notebook, f"{source.parent.name}/{source.name}")
+        relink(notebook, f"{source.parent.name}/{source.name}", exercises)
     except (ValueError, KeyError, TypeError, AttributeError):
         return data  # not a notebook we can read: copied as it is
     return (json.dumps(notebook, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
