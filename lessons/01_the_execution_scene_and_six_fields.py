@@ -26,7 +26,7 @@
 # **Objectives:** name the six fields of `checkpoint.json`; say, for each, what resume runs into
 # when it is missing.
 #
-# Parts: 1 (then [Level 1](../exercises/lesson2/01_incomplete_checkpoint.ipynb)),
+# Parts: 1 (then [Level 1](../exercises/01_incomplete_checkpoint.ipynb)),
 # [2](02_two_save_points.ipynb), [3](03_atomic_save.ipynb) (then Level 2),
 # [4](04_power_cuts.ipynb) (Level 3), [5](05_several_tool_calls_in_one_turn.ipynb) (Level 4),
 # [6](06_claude_code_and_what_checkpoints_cost.ipynb),
@@ -283,5 +283,5 @@ for name in drop:
 # - Without a field, resume does not always stop: it may carry on wrong (a cap that fires late, a
 #   task begun again, a conversation the model refuses).
 #
-# Next: [Level 1](../exercises/lesson2/01_incomplete_checkpoint.ipynb), then
+# Next: [Level 1](../exercises/01_incomplete_checkpoint.ipynb), then
 # [part 2, the two save points](02_two_save_points.ipynb).

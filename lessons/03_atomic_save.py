@@ -165,5 +165,5 @@ say("Resume:", resume(seen.checkpoint).outcome)
 # - `os.replace`, not `os.rename` (Windows); never a temp file on another filesystem (EXDEV, or a
 #   copy that can tear).
 #
-# Next: [Level 2](../exercises/lesson2/02_two_latent_failures.ipynb), then
+# Next: [Level 2](../exercises/02_two_latent_failures.ipynb), then
 # [part 4, power cuts](04_power_cuts.ipynb): what temp + rename still does not survive.

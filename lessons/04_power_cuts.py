@@ -23,7 +23,7 @@
 # where, and why; say where that protection stops.
 #
 # *Beyond the source lesson.* Temp + rename ([part 3](03_atomic_save.ipynb)) survives a killed
-# process; [Level 3](../exercises/lesson2/03_power_cut.ipynb) asks for a save that survives
+# process; [Level 3](../exercises/03_power_cut.ipynb) asks for a save that survives
 # losing power too.
 #
 # ## A killed process is not a power cut
@@ -147,5 +147,5 @@ power_cut_table(saves={"my save": my_save})
 # - It stops where the platform does: `F_FULLFSYNC` on macOS, no folder sync on Windows,
 #   network file systems.
 #
-# Next: [Level 3](../exercises/lesson2/03_power_cut.ipynb), then
+# Next: [Level 3](../exercises/03_power_cut.ipynb), then
 # [part 5, several tool calls in one turn](05_several_tool_calls_in_one_turn.ipynb).

@@ -24,7 +24,7 @@
 #
 # *Beyond the source lesson*, which says in passing that `pendingToolUse` then "becomes a list",
 # with the same reasoning. The list is right; the reasoning is not quite the same.
-# [Level 4](../exercises/lesson2/04_parallel_tool_calls.ipynb) practises this part.
+# [Level 4](../exercises/04_parallel_tool_calls.ipynb) practises this part.
 #
 # ## What the API asks for
 #
@@ -128,5 +128,5 @@ show_turn("release-audit", turn=4)
 # - With tools running concurrently, the saves take a lock, the record never claims a result not
 #   returned, and a saved result stays saved.
 #
-# Next: [Level 4](../exercises/lesson2/04_parallel_tool_calls.ipynb), then
+# Next: [Level 4](../exercises/04_parallel_tool_calls.ipynb), then
 # [part 6, Claude Code's checkpoints and what checkpoints cost](06_claude_code_and_what_checkpoints_cost.ipynb).

@@ -40,16 +40,16 @@ show_knowledge_check()
 # ## The four exercises
 #
 # - **Level 1, an incomplete checkpoint** (after part 1):
-#   [01_incomplete_checkpoint.ipynb](../exercises/lesson2/01_incomplete_checkpoint.ipynb):
+#   [01_incomplete_checkpoint.ipynb](../exercises/01_incomplete_checkpoint.ipynb):
 #   what a partial save leaves out, where resume falls over, and the complete save.
 # - **Level 2, two latent failures** (after part 3):
-#   [02_two_latent_failures.ipynb](../exercises/lesson2/02_two_latent_failures.ipynb): a loop
+#   [02_two_latent_failures.ipynb](../exercises/02_two_latent_failures.ipynb): a loop
 #   that gives way when killed at the wrong moment: diagnose it, then fix it.
 # - **Level 3, survive a power cut** (after part 4):
-#   [03_power_cut.ipynb](../exercises/lesson2/03_power_cut.ipynb): predict what four saves lose,
+#   [03_power_cut.ipynb](../exercises/03_power_cut.ipynb): predict what four saves lose,
 #   then fix the first.
 # - **Level 4, several tool calls in one turn** (after part 5):
-#   [04_parallel_tool_calls.ipynb](../exercises/lesson2/04_parallel_tool_calls.ipynb): a loop
+#   [04_parallel_tool_calls.ipynb](../exercises/04_parallel_tool_calls.ipynb): a loop
 #   for turns with several tools, its checkpoint true at every moment.
 #
 # `hint()` in each gives one hint at a time. (Links are for your workspace, `python3 course.py

@@ -131,10 +131,13 @@ def test_the_site_holds_every_released_notebook_for_the_browser_kernel(site):
     from graders.workspace.notebooks import released_notebooks
 
     for released in released_notebooks(ROOT):
+        from graders.workspace.links import relink
+
         copy = json.loads((site / "files" / released.relpath).read_text())
-        original = json.loads(released.source.read_text())
+        original = relink(json.loads(released.source.read_text()),
+                          f"{released.source.parent.name}/{released.source.name}")
         assert copy["metadata"]["kernelspec"]["name"] == "python", released.relpath
-        assert copy["cells"] == original["cells"], released.relpath
+        assert copy["cells"] == original["cells"], released.relpath  # links as in a workspace
 
 
 @pytest.mark.install
@@ -150,12 +153,48 @@ def test_the_course_wheel_holds_the_packages_and_asks_only_for_ipywidgets(site):
     assert re.findall(r"^Requires-Dist: (.*)$", metadata, re.M) == ["ipywidgets"]
 
 
+def _run_live() -> set[str]:
+    """The scenarios a student's kernel runs: a visible check's, and each one a lesson's code (or
+    the teaching code a lesson calls) names, except those lesson 05 shows from its recording
+    (`graders.teaching.parallel_turn.RecordedShape`)."""
+    import ast
+
+    from fake_llm import list_scenarios
+    from graders.checks import CHECKS
+
+    texts = [(ROOT / "graders" / "teaching").glob("*.py")]
+    sources = [p.read_text() for group in texts for p in group]
+    for lesson in sorted((ROOT / "lessons").glob("*.ipynb")):
+        sources += ["".join(c["source"]) for c in json.loads(lesson.read_text())["cells"]
+                    if c["cell_type"] == "code"]
+    named = {node.value for text in sources for node in ast.walk(ast.parse(text))
+             if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+    recorded = set(json.loads(
+        (ROOT / "graders" / "data" / "teaching" / "parallel_turn_events.json").read_text()))
+    visible = {c.scenario for c in CHECKS.values() if not c.hidden and c.scenario}
+    return visible | ((named & set(list_scenarios())) - recorded)
+
+
+def test_the_course_wheel_carries_each_scenario_a_student_runs_and_no_other(tmp_path):
+    """Issue 28 item 4: long-migration stays in the site's wheel because lesson 01 runs the
+    lesson's loop on it (its max-turns and tokensUsed cells); release-audit, which only hidden
+    checks run and lesson 05 shows from its recording, is left out; nothing else rides along."""
+    from graders.site.course_wheel import write_course_wheel
+
+    wheel = write_course_wheel(ROOT, tmp_path, "0.0.0")
+    with zipfile.ZipFile(wheel) as archive:
+        carried = {Path(n).stem for n in archive.namelist()
+                   if n.startswith("fake_llm/scenarios/") and n.endswith(".json")}
+    assert "long-migration" in _run_live() and "release-audit" not in _run_live()
+    assert carried == _run_live()
+
+
 def _not_for_students(names) -> list[str]:
     """What in a wheel's file names a student must not get (issue 29 item 7): any solution, and
     any scenario that only hidden checks use (a scenario a lesson runs live stays)."""
     from graders.checks import CHECKS
 
-    live_in_lessons = {"long-migration"}  # lesson 01 runs the lesson's loop on it
+    live_in_lessons = _run_live()
     visible = {c.scenario for c in CHECKS.values() if not c.hidden}
     hidden_only = {c.scenario for c in CHECKS.values() if c.hidden} - visible - live_in_lessons
     return sorted(n for n in names

@@ -223,8 +223,8 @@ lock_answer("l2_name_the_failures")
 #
 # How it is checked, one check per failure, each with its own points:
 #
-# - the first kills your code in the middle of every save, then reads `checkpoint.json` as resume
-#   would;
+# - the first kills your code at every moment of every save (before each write, and part-way
+#   through its bytes), then reads `checkpoint.json` as resume would;
 # - the second kills your code while each tool runs and while each model call is in flight, then
 #   compares `checkpoint.json` with the tools that really ran.
 #
@@ -232,7 +232,7 @@ lock_answer("l2_name_the_failures")
 # ran into; `hint()` says more, one step at a time.
 
 # %% nbgrader={"grade": true, "grade_id": "l2_atomic_save", "locked": true, "points": 3, "schema_version": 3, "solution": false}
-# Check: survives a kill during a save. It kills your code in the middle of every save, on
+# Check: survives a kill during a save. It kills your code at every moment of every save, on
 # support-tickets, and reads checkpoint.json each time.
 from graders.notebook import run_check
 

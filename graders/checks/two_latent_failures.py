@@ -51,9 +51,10 @@ _SAVE_POINT_A = dict(success="after every crash checkpoint.json accounted for ev
 CHECKS = (
     Check(
         "l2_atomic_save", NOTEBOOK, "survives a kill during a save", 3, False,
-        "runs your code on support-tickets, kills it in the middle of every save, and reads "
-        "checkpoint.json after each kill; restarts it after a kill that left files behind, and "
-        "fills its disk during a save",
+        "runs your code on support-tickets, kills it at every moment of every save (before "
+        "each write, and part-way through its bytes), and reads checkpoint.json after each "
+        "kill; restarts it after a kill that left files behind, and fills its disk during a "
+        "save",
         _GRADE_IDS, VISIBLE_SCENARIO, ATOMIC_KINDS, **_ATOMIC,
     ),
     Check(
@@ -65,7 +66,7 @@ CHECKS = (
     Check(
         "l2_atomic_save_hidden", NOTEBOOK, "survives a kill during a save, on a longer task", 2,
         True,
-        "kills your code in the middle of every save on the longer long-migration scenario, "
+        "kills your code at every moment of every save on the longer long-migration scenario, "
         "restarts it after such a kill, and fills its disk during a save, when your work is "
         "graded",
         _GRADE_IDS, HIDDEN_SCENARIO, ATOMIC_KINDS, **_ATOMIC, twin="l2_atomic_save",

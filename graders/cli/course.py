@@ -44,6 +44,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"  config     {course.config_path}")
     print(f"  source     source/{course.assignment}/ ({notebooks})")
     print(f"  release    release/{course.assignment}/")
+    lessons = sorted(course.lessons_dir.glob("*.ipynb"))
+    if lessons:
+        print(f"  lessons    lessons/ ({len(lessons)} notebooks, for each student's ~/lessons/: "
+              f"they link to the exercises in ~/{course.assignment}/)")
     print(f"  exchange   {course.root / 'exchange'}/ (course id {COURSE_ID}: nbgrader's "
           "release_assignment and collect go through it)")
     print(f"  gradebook  {course.gradebook_path.name}")

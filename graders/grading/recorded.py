@@ -33,8 +33,14 @@ import functools
 from collections.abc import Callable, Iterable
 
 from graders.judge.checkpoint_rules import check, load_error_verdict
-from graders.judge.crash_points import NO_CRASH, CrashPoint, point_kind, tear_limit
-from graders.judge.matrix import IncompleteRecording, Matrix, judge, load_message
+from graders.judge.crash_points import NO_CRASH, CrashPoint, point_kind
+from graders.judge.matrix import (
+    IncompleteRecording,
+    Matrix,
+    judge,
+    load_message,
+    tearing_moment,
+)
 from graders.judge.power import judge_power
 from graders.judge.recording import Observation, SaveRecord, Verdict
 from graders.judge.restarts import (
@@ -288,7 +294,7 @@ class RecordedHarness(TracedHarness):
         _rec, _verdicts, matrix = self._run(scenario)
         for pm in (matrix.points if matrix is not None else []):
             if pm.point.id == point_id:
-                moment = (_tearing(pm, matrix) if pm.point.kind == "torn_write"
+                moment = (tearing_moment(pm, matrix.saves) if pm.point.kind == "torn_write"
                           else pm.moments[0])
                 return _as_killed(matrix, matrix.observation(pm, moment), moment)
         return super().run_point(scenario, point)
@@ -314,36 +320,6 @@ def _locate_errors(rec, submission: Submission) -> None:
     rec.error = submission.locate(rec.error)
     if isinstance(rec.load, dict) and isinstance(rec.load.get("error"), dict):
         rec.load = {**rec.load, "error": submission.locate(rec.load["error"])}
-
-
-def _tearing(pm, matrix):
-    """The moment a real torn write leaves (:func:`graders.judge.crash_points.tear_limit`): in
-    the first write that changes ``checkpoint.json``, cut where the forking harness's file-size
-    limit cuts it; else the middle of the first write; else the first moment."""
-    moments = pm.moments
-    during = [m for m in moments if m.how == "during"]
-    if not during:
-        return moments[0]
-    before = {m.position: m for m in moments if m.how == "before"}
-    changing = [m for m in during if before.get(m.position) is None
-                or (m.kind, m.data) != (before[m.position].kind, before[m.position].data)]
-    position = (changing or during)[0].position
-    cuts = [m for m in during if m.position == position]
-    expected = (cuts[0].write or {}).get("bytes")
-    previous = None
-    for save in matrix.saves:
-        if pm.point.index is not None and save.n >= pm.point.index:
-            break
-        if save.completed:
-            previous = save.snapshot
-    limit = (tear_limit("checkpoint" if changing else "temp", expected, previous)
-             if expected else None)
-    half = max(1, (expected or 2) // 2)
-    for wanted in (limit, half):
-        for moment in cuts:
-            if (moment.write or {}).get("kept") == wanted:
-                return moment
-    return cuts[0]
 
 
 def _as_killed(matrix, obs: Observation, moment) -> Observation:

@@ -253,8 +253,11 @@ def derive_points(dry: Observation) -> list[CrashPoint]:
             target, expected = _tear(save)
             limit = tear_limit(target, expected, previous)
             where = f"({save.where})"
-            label = (in_save(bytes_kept(limit, expected), n, where) if expected
-                     else save_label(n, where))
+            # a temp file written, then checkpoint.json opened: a copy over it (as the
+            # replay names the sendfile or copy_file_range that does it)
+            copy = target == "checkpoint" and save.opened.index(CHECKPOINT) > 0
+            label = (in_save(bytes_kept(limit, expected, "a copy" if copy else "a write"), n,
+                             where) if expected else save_label(n, where))
             points.append(CrashPoint(
                 f"torn_write_save_{n}", "torn_write", n, label, save=summary, before=previous,
                 after=save.snapshot, tear_target=target, tear_expected=expected,

@@ -27,6 +27,7 @@ from graders.judge.crash_points import (
     moment_words,
     rename_label,
     save_label,
+    tear_limit,
 )
 from graders.judge.recording import (
     CHANNEL,
@@ -49,8 +50,8 @@ from graders.judge.replay import (
 from graders.judge.trace import IncompleteRecording, Op, number_markers, parse_trace
 from graders.load_errors import describe_error
 
-__all__ = ["Matrix", "build_matrix", "PointMoments", "IncompleteRecording", "judge", "load_message",
-           "over_budget_verdict", "UNOBSERVED", "CHANNEL", "OVER_BUDGET"]
+__all__ = ["Matrix", "build_matrix", "PointMoments", "tearing_moment", "IncompleteRecording",
+           "judge", "load_message", "over_budget_verdict", "UNOBSERVED", "CHANNEL", "OVER_BUDGET"]
 
 
 # -- matrix ----------------------------------------------------------------------------------------
@@ -299,7 +300,53 @@ def _points(rec, scenario, call_moments, saves, groups, end) -> list[PointMoment
         pm.point.trace = trace
         if pm.point.kind in ("torn_write", "killed_before_rename"):
             pm.point.before = befores.get(pm.point.index)
+        if pm.point.kind == "torn_write":
+            _name_the_tear(pm, saves)
     return ordered
+
+
+def tearing_moment(pm: PointMoments, saves: list[SaveRecord]) -> Moment:
+    """The moment a real torn write of ``pm``'s save leaves
+    (:func:`graders.judge.crash_points.tear_limit`): in the first write that changes
+    ``checkpoint.json``, cut where the forking harness's file-size limit cuts it; else the
+    middle of the first write; else the first moment. The crash point's label names it, a
+    self-check's kill at this point leaves it, and a check that fails here reports it first."""
+    moments = pm.moments
+    during = [m for m in moments if m.how == "during"]
+    if not during:
+        return moments[0]
+    before = {m.position: m for m in moments if m.how == "before"}
+    changing = [m for m in during if before.get(m.position) is None
+                or (m.kind, m.data) != (before[m.position].kind, before[m.position].data)]
+    position = (changing or during)[0].position
+    cuts = [m for m in during if m.position == position]
+    expected = (cuts[0].write or {}).get("bytes")
+    previous = None
+    for save in saves:
+        if pm.point.index is not None and save.n >= pm.point.index:
+            break
+        if save.completed:
+            previous = save.snapshot
+    limit = (tear_limit("checkpoint" if changing else "temp", expected, previous)
+             if expected else None)
+    half = max(1, (expected or 2) // 2)
+    for wanted in (limit, half):
+        for moment in cuts:
+            if (moment.write or {}).get("kept") == wanted:
+                return moment
+    return cuts[0]
+
+
+def _name_the_tear(pm: PointMoments, saves: list[SaveRecord]) -> None:
+    """Label a torn-write crash point by the cut a real kill makes ("after 936 of 1,873 bytes
+    of a write in save 1 (...)"), as the forking harness's list does, and put that moment
+    first, so that the list, a kill at the point and the check's message tell one story."""
+    moment = tearing_moment(pm, saves)
+    if moment.how != "during" or not moment.write:
+        return
+    pm.point.label = _label(pm.point, moment)
+    pm.point.tear_limit = moment.write["kept"]
+    pm.moments = [moment, *(m for m in pm.moments if m is not moment)]
 
 
 def _relative(path: bytes | str) -> str:
@@ -456,7 +503,8 @@ def _label(point, moment) -> str:
     bytes of a write in save 2 (...)", "just before a rename in save 2 (...)")."""
     if point.kind not in ("torn_write", "killed_before_rename") or moment.op is None:
         return point.label
-    where = point.label[point.label.find("("):] if "(" in point.label else ""
+    label = point.label
+    where = label[label.find("("):label.rfind(")") + 1] if "(" in label else ""
     return in_save(moment_words(moment), point.index, where)
 
 

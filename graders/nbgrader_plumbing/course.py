@@ -4,7 +4,9 @@
 ``source/lesson2/`` (built from the authored exercises by
 :mod:`graders.nbgrader_plumbing.source_notebook`), runs nbgrader's own ``generate_assignment``
 (the release lands in ``release/lesson2/``, the assignment in the sqlite gradebook
-``gradebook.db``), and adds students. After that nbgrader's own
+``gradebook.db``), writes the lessons as a hub's students get them (``lessons/``: the kernel's
+``language_info`` and links to ``../lesson2/``, :func:`write_hub_lessons`), and adds students.
+After that nbgrader's own
 ``generate_assignment``, ``autograde``, ``generate_feedback`` and ``export`` work in the directory
 as usual.
 """
@@ -32,6 +34,7 @@ from graders.nbgrader_plumbing.source_notebook import (
 
 __all__ = [
     "Course",
+    "write_hub_lessons",
     "CONFIG_NAME",
     "CELL_TIMEOUT",
     "config_text",
@@ -98,7 +101,8 @@ def config_text(cell_timeout: int = CELL_TIMEOUT, not_run_at_grading: Iterable[s
     generate = [_NB + "IncludeHeaderFooter", _NB + "InstantiateTests", _NB + "LockCells",
                 _OURS + "ReleaseStarter", _NB + "ClearOutput", _NB + "CheckCellMetadata",
                 _NB + "ComputeChecksums", _NB + "SaveCells", _NB + "ClearHiddenTests",
-                _NB + "ClearMarkScheme", _NB + "ComputeChecksums", _NB + "CheckCellMetadata"]
+                _NB + "ClearMarkScheme", _NB + "ComputeChecksums", _NB + "CheckCellMetadata",
+                _OURS + "KernelLanguageInfo"]
     sanitize = [_NB + "ClearOutput", _OURS + "JoinSplitCells", _NB + "DeduplicateIds",
                 _NB + "OverwriteKernelspec",
                 _OURS + "RestoreTestCells", _NB + "CheckCellMetadata"]
@@ -137,6 +141,11 @@ class Course:
     @property
     def release_dir(self) -> Path:
         return self.root / "release" / self.assignment
+
+    @property
+    def lessons_dir(self) -> Path:
+        """The lessons as a hub's students get them, copied into each home's ``lessons/``."""
+        return self.root / "lessons"
 
     def submitted_dir(self, student: str) -> Path:
         return self.root / "submitted" / student / self.assignment
@@ -253,5 +262,23 @@ def build_course(root: Path, *, sources: list[Path] | None = None, repo: Path = 
     if missing:
         raise BuildError(f"nbgrader generate_assignment released no {', '.join(missing)}:\n"
                          + (result.get("log") or ""))
+    write_hub_lessons(course, repo)
     add_students(course, students)
     return course
+
+
+def write_hub_lessons(course: Course, repo: Path = ROOT) -> list[Path]:
+    """Write ``repo``'s lessons into ``course.lessons_dir`` as a hub's students get them: beside
+    the ``lesson2/`` that nbgrader's fetch makes in their homes, with this environment's kernel
+    ``language_info`` (so that JupyterLab does not mark them modified on open). Returns them."""
+    from graders.workspace.notebooks import delivered_bytes
+
+    lessons = sorted((Path(repo) / "lessons").glob("*.ipynb"))
+    if lessons:
+        course.lessons_dir.mkdir(exist_ok=True)
+    written = []
+    for lesson in lessons:
+        target = course.lessons_dir / lesson.name
+        target.write_bytes(delivered_bytes(lesson, exercises=course.assignment))
+        written.append(target)
+    return written

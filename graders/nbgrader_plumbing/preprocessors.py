@@ -3,6 +3,9 @@
 - :class:`ReleaseStarter` (``generate_assignment``, in place of ClearSolutions): releases each
   answer cell's own starter code (``checkpoint_lab.starter``), never
   ``raise NotImplementedError()``, and strips the mark scheme from written answers.
+- :class:`KernelLanguageInfo` (``generate_assignment``, last): writes the ``language_info`` this
+  Python's kernel reports into the release, so that JupyterLab does not mark a fetched notebook
+  modified the moment its kernel starts (as a workspace's copies, `graders.workspace.notebooks`).
 - :class:`RunNothing` (``autograde``, in place of Execute): runs no cell at all. The student's
   code runs only in the sandbox (:mod:`graders.sandbox`), never in a kernel of the grading
   user's, so nothing it does at grading time can reach the course, the gradebook or other
@@ -38,9 +41,10 @@ from graders.nbgrader_plumbing.cells import (
     verdict_outputs,
 )
 from graders.nbgrader_plumbing.split_cells import JoinSplitCells
+from graders.workspace.notebooks import kernel_language_info
 
-__all__ = ["ReleaseStarter", "RestoreTestCells", "JoinSplitCells", "RunNothing", "StartVerdicts",
-           "WriteVerdicts"]
+__all__ = ["ReleaseStarter", "KernelLanguageInfo", "RestoreTestCells", "JoinSplitCells",
+           "RunNothing", "StartVerdicts", "WriteVerdicts"]
 
 _VERDICTS = "checkpoint_lab_verdicts"
 _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="verdicts")
@@ -76,6 +80,16 @@ class ReleaseStarter(ClearSolutions):
         finally:
             self.code_stub = saved_stub
             self.begin_solution_delimeter, self.end_solution_delimeter = saved_delimiters
+
+
+class KernelLanguageInfo(NbGraderPreprocessor):
+    """The release with the ``language_info`` of the kernel the students run (the course's
+    environment's Python): nbgrader's release has only its ``name``, and JupyterLab writes the
+    kernel's whole record into a notebook when its kernel starts, marking it modified."""
+
+    def preprocess(self, nb: NotebookNode, resources: dict):
+        nb.metadata["language_info"] = NotebookNode(kernel_language_info())
+        return nb, resources
 
 
 class RestoreTestCells(OverwriteCells):

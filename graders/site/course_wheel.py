@@ -23,8 +23,9 @@ PACKAGES = ("graders", "fake_llm")
 #: should not have. The scenarios that only hidden checks use (Level 4's ``release-audit``;
 #: lesson 05 shows its turns from the recording in ``graders/data/teaching/``, see
 #: `graders.teaching.parallel_turn.RecordedShape`). ``long-migration``, which Levels 2 and 3's
-#: hidden checks use, stays: lesson 01 runs the lesson's loop on it live. No file of
-#: ``solutions/`` is added.
+#: hidden checks use, stays: lesson 01 runs the lesson's loop on it live (its max-turns and
+#: tokensUsed cells), and a desktop install carries it as well; tests/test_site.py holds the
+#: wheel's scenarios to those a student's kernel runs. No file of ``solutions/`` is added.
 WITHHELD = ("fake_llm/scenarios/release-audit.json",)
 _STAMP = (2020, 2, 2, 0, 0, 0)
 

@@ -15,8 +15,10 @@ A released notebook is copied in once. A file the student already has is never o
 a notebook the student deleted is not brought back (``reset`` does that); a notebook the course
 ships later is added at the next sync.
 
-A copy differs from the release in one place: its ``language_info`` metadata is the kernel's
-(this Python's), so JupyterLab does not mark a notebook modified the moment its kernel starts.
+A copy differs from the release in two places: its ``language_info`` metadata is the kernel's
+(this Python's), so JupyterLab does not mark a notebook modified the moment its kernel starts,
+and its links to the course's other notebooks point where those are in the workspace (the
+shipped notebooks link as the repository lays them out: `graders.workspace.links`).
 `before_save` is the course's pre-save hook (`graders.workspace.jupyter_extension` registers it
 in any JupyterLab started in the course's environment): a saved notebook keeps a one-line "run
 this cell" in place of each widget, which a reopened notebook could not show.
@@ -33,6 +35,8 @@ import sys
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+
+from graders.workspace.links import WORKSPACE_EXERCISES, relink
 
 __all__ = [
     "ASSIGNMENT",
@@ -165,13 +169,17 @@ def kernel_language_info() -> dict:
     }
 
 
-def delivered_bytes(source: Path) -> bytes:
-    """A released notebook as the workspace gets it: with the kernel's ``language_info``."""
+def delivered_bytes(source: Path, exercises: str = WORKSPACE_EXERCISES) -> bytes:
+    """A released notebook as the workspace gets it: with the kernel's ``language_info``, and
+    its links to the course's other notebooks pointing where they are in a workspace
+    (`graders.workspace.links`), or where a layout that keeps the exercises in ``exercises``
+    has them (``"lesson2"``: a hub's home)."""
     data = source.read_bytes()
     try:
         notebook = json.loads(data)
         notebook["metadata"]["language_info"] = kernel_language_info()
-    except (ValueError, KeyError, TypeError):
+        relink(notebook, f"{source.parent.name}/{source.name}", exercises)
+    except (ValueError, KeyError, TypeError, AttributeError):
         return data  # not a notebook we can read: copied as it is
     return (json.dumps(notebook, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
