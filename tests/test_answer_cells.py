@@ -9,14 +9,13 @@ from pathlib import Path
 import pytest
 
 from graders.checks import grade_submission, notebook_of, submission_from_notebook
-from graders.sandbox import sandbox_problem
 from graders.submission import Submission
 from tests.conftest import ROOT
 
 L1, L2, L3, L4 = ("01_incomplete_checkpoint", "02_two_latent_failures", "03_power_cut",
                   "04_parallel_tool_calls")
 
-needs_sandbox = pytest.mark.skipif(bool(sandbox_problem()), reason=str(sandbox_problem()))
+needs_sandbox = pytest.mark.usefixtures("sandbox_here")
 
 
 def _cell(grade_id, source: str, cell_type: str = "code") -> dict:

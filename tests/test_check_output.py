@@ -9,11 +9,10 @@ import pytest
 from graders.checks import CHECKS, CheckResult, evaluate_check, grade_submission
 from graders.checks.table import MAX_POINT_ROWS, ResultTable
 from graders.judge.recording import Verdict
-from graders.sandbox import sandbox_problem
 from graders.teaching.variants import load_function
 from tests.conftest import ROOT
 
-needs_sandbox = pytest.mark.skipif(bool(sandbox_problem()), reason=str(sandbox_problem()))
+needs_sandbox = pytest.mark.usefixtures("sandbox_here")
 
 
 def _verdict(point: str, message: str, problems=("in_place_write",)) -> Verdict:

@@ -5,7 +5,6 @@ it fail."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -14,7 +13,6 @@ import pytest
 from graders.checks import EXERCISES
 from graders.cli import dev as cli_dev
 from graders.cli import main
-from graders.sandbox import sandbox_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 L2 = ["l2_atomic_save", "l2_save_point_a", "l2_atomic_save_hidden", "l2_save_point_a_hidden"]
@@ -71,8 +69,7 @@ def _checkout(tmp_path: Path) -> Path:
 
 
 @pytest.mark.sandbox
-@pytest.mark.skipif(bool(sandbox_problem()) and os.environ.get("CI") != "true",
-                    reason=str(sandbox_problem()))
+@pytest.mark.usefixtures("sandbox_here")
 def test_a_fixture_graded_otherwise_than_its_table_says_makes_dev_check_fail(tmp_path, capsys):
     root = _checkout(tmp_path)
     folder = root / "tests" / "fixtures" / L3

@@ -14,18 +14,13 @@ import pytest
 from graders.checks import grade_submission
 from graders.checks.two_latent_failures import ATOMIC_KINDS
 from graders.grading.recorded import TracedHarness
-from graders.sandbox import sandbox_problem
 from graders.sandbox.fill_disk import limit_file_size
 from graders.submission import Submission
 from tests.conftest import ROOT
 
 L2 = ROOT / "tests" / "fixtures" / "02_two_latent_failures"
 
-pytestmark = pytest.mark.sandbox
-if sandbox_problem():
-    if os.environ.get("CI") == "true":
-        raise RuntimeError(f"CI needs the sandbox: {sandbox_problem()}")
-    pytest.skip(sandbox_problem(), allow_module_level=True)
+pytestmark = [pytest.mark.sandbox, pytest.mark.usefixtures("sandbox_here")]
 
 
 @cache

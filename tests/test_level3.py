@@ -8,7 +8,6 @@ fixture earns is its folder's ``expected.json``, graded by ``checkpoint-lab dev 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,6 @@ from graders.cli.dev import truth_of
 from graders.judge.power import power_moments
 from graders.judge.replay import replay
 from graders.judge.trace import parse_trace
-from graders.sandbox import sandbox_problem
 from tests.traces import hx, marker, openat, rename, write
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,9 +105,7 @@ def test_a_sync_through_a_duplicated_descriptor_counts_and_syncfs_covers_its_own
     assert ("data", "lost", b"") in other, "a sync of /tmp's file system leaves /work's"
 
 
-needs_sandbox = pytest.mark.skipif(bool(sandbox_problem()), reason=str(sandbox_problem()))
-if sandbox_problem() and os.environ.get("CI") == "true":
-    raise RuntimeError(f"CI needs the sandbox: {sandbox_problem()}")
+needs_sandbox = pytest.mark.usefixtures("sandbox_here")
 
 FIXTURES = ROOT / "tests" / "fixtures" / L3
 #: The fixtures that fail a check (their folder's expected.json): what their messages say.

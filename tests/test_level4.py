@@ -9,7 +9,6 @@ earns its own check), and what the messages say.
 
 from __future__ import annotations
 
-import os
 from functools import cache
 from pathlib import Path
 
@@ -17,7 +16,6 @@ import pytest
 
 from graders.checks import CHECKS, NOTEBOOKS, grade_submission
 from graders.cli.dev import truth_of
-from graders.sandbox import sandbox_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 L4 = "04_parallel_tool_calls"
@@ -25,9 +23,7 @@ FIXTURE_DIR = f"tests/fixtures/{L4}"
 SUBMISSIONS = ROOT / FIXTURE_DIR
 ALL = {"no_call_lost", "results_kept", "one_result_message"}
 
-needs_sandbox = pytest.mark.skipif(bool(sandbox_problem()), reason=str(sandbox_problem()))
-if sandbox_problem() and os.environ.get("CI") == "true":
-    raise RuntimeError(f"CI needs the sandbox: {sandbox_problem()}")
+needs_sandbox = pytest.mark.usefixtures("sandbox_here")
 
 
 @cache

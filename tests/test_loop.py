@@ -17,7 +17,6 @@ import sys
 
 import pytest
 
-from graders.grading.observers import grading_problem
 from graders.loop import lesson_loop
 from tests.conftest import ROOT
 
@@ -65,7 +64,7 @@ print(json.dumps(out))
 
 
 @pytest.mark.sandbox
-@pytest.mark.skipif(grading_problem() is not None, reason=f"no sandbox here: {grading_problem()}")
+@pytest.mark.usefixtures("sandbox_here")
 def test_the_packages_alone_grade_every_level_with_no_other_file_of_the_repository(tmp_path):
     site = tmp_path / "site"
     for package in ("graders", "fake_llm"):

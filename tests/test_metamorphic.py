@@ -23,13 +23,12 @@ import pytest
 from graders.checks import ANSWER_CELLS, grade_submission, submission_from_notebook
 from graders.cli.dev import _release_and_reference
 from graders.nbgrader_plumbing.source_notebook import SOURCES_DIR, build_source_notebook
-from graders.sandbox import sandbox_problem
 from tests.conftest import ROOT
 from tests.fixtures import catalog
 from tests.fixtures.rewrites import REWRITES, rewrite
 
 pytestmark = [pytest.mark.sandbox,
-              pytest.mark.skipif(bool(sandbox_problem()), reason=str(sandbox_problem()))]
+              pytest.mark.usefixtures("sandbox_here")]
 
 #: (rewrite, exercise, reference or starter) -> the work its verdict waits for (none now).
 WAITS: dict[tuple[str, str, str], str] = {}

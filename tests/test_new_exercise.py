@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,14 +20,12 @@ from pathlib import Path
 import pytest
 
 from graders.checks import CHECKS, EXERCISES
-from graders.sandbox import sandbox_problem
+from tests.conftest import require_sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 TOY = "05_toy_save"
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.nbgrader]
-if sandbox_problem() and os.environ.get("CI") == "true":
-    raise RuntimeError(f"CI needs the sandbox: {sandbox_problem()}")
 
 #: 1. The checks module: the exercise's record, registered by its own module.
 CHECKS_MODULE = '''"""Toy exercise 05_toy_save: a save that survives a kill in the middle of it."""
@@ -165,8 +162,7 @@ def _repository_state() -> str:
 def toy(tmp_path):
     """The toy's checkout (built) and its checks module registered; the registry as it was
     afterwards."""
-    if sandbox_problem():
-        pytest.skip(sandbox_problem())
+    require_sandbox()
     from graders.nbgrader_plumbing.build import refresh_exercises
 
     before = _repository_state()

@@ -8,7 +8,6 @@ import ast
 import pytest
 
 from graders.checks.gate import NOTEBOOK_ENV, SHOW_ALL_ENV
-from graders.sandbox import sandbox_problem
 from graders.teaching.power_cut import (
     COLUMNS,
     KNOWN_OUTCOMES,
@@ -128,7 +127,7 @@ def test_the_steps_in_words_follow_each_saves_code(name):
     assert save_steps(LEVEL3_SAVES[name]) == _steps_from_the_code(LEVEL3_SAVES[name])
 
 
-@pytest.mark.skipif(bool(sandbox_problem()), reason=str(sandbox_problem()))
+@pytest.mark.usefixtures("sandbox_here")
 @pytest.mark.sandbox
 def test_the_known_outcomes_are_what_level_3s_checks_find():
     assert save_outcomes() == KNOWN_OUTCOMES
