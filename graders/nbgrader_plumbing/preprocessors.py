@@ -23,9 +23,12 @@ The configuration that wires them in is written by :mod:`graders.nbgrader_plumbi
 from __future__ import annotations
 
 import concurrent.futures
+import itertools
 import json
 import re
+import threading
 import traceback
+import weakref
 
 from nbformat import NotebookNode
 from nbgrader import utils
@@ -40,10 +43,9 @@ from graders.nbgrader_plumbing.cells import (
 from graders.nbgrader_plumbing.split_cells import JoinSplitCells
 
 __all__ = ["ReleaseStarter", "RestoreTestCells", "JoinSplitCells", "RunNothing", "StartVerdicts",
-           "WriteVerdicts"]
+           "WriteVerdicts", "Gradings", "gradings_of", "close_gradings"]
 
 _VERDICTS = "checkpoint_lab_verdicts"
-_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="verdicts")
 
 MARK_SCHEME_BEGIN = "=== BEGIN MARK SCHEME ==="
 MARK_SCHEME_END = "=== END MARK SCHEME ==="
@@ -197,22 +199,108 @@ def _grade_cells(cells, timeout: float | None) -> dict:
     return grade_submission(cells, cells.notebook, include_hidden=True, **kwargs)
 
 
-#: Gradings started, by the answer cells' key: a notebook's grading may be started early, while
-#: nbgrader still works on the submission's other notebooks.
-_STARTED: dict[tuple, concurrent.futures.Future] = {}
 _SIBLING_CAP = 4 << 20
+_GRADINGS_NUMBER = itertools.count(1)
 
 
-def _start(cells, timeout: float | None) -> concurrent.futures.Future:
-    key = cells.key()
-    if key not in _STARTED:
-        if len(_STARTED) > 32:  # a worker grades student after student: forget old ones
-            _STARTED.clear()
-        _STARTED[key] = _POOL.submit(_grade_cells, cells, timeout)
-    return _STARTED[key]
+class Gradings:
+    """The gradings one submission's autograde has started outside the kernel, on threads of
+    its own: each notebook's, and its sibling notebooks' ahead of nbgrader's turn (used only if
+    nbgrader then hands over the same answer code), kept by the answer cells' key.
+
+    :meth:`close` ends it: what has not started is cancelled (unless ``cancel=False``), what
+    runs is left to finish (each run is bounded by its timeout) on threads no other submission
+    waits behind, and nothing started here is handed to another submission or run.
+    """
+
+    def __init__(self, workers: int = 4) -> None:
+        self.name = f"verdicts-{next(_GRADINGS_NUMBER)}"
+        self.submission: str | None = None
+        self.closed = False
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers,
+                                                           thread_name_prefix=self.name)
+        self._started: dict[tuple, concurrent.futures.Future] = {}
+        self._lock = threading.Lock()
+
+    def start(self, cells, timeout: float | None) -> concurrent.futures.Future:
+        """The grading of ``cells`` (started now unless it already was)."""
+        with self._lock:
+            if self.closed:
+                raise RuntimeError(f"{self.name} is closed: its submission's autograde is over")
+            key = cells.key()
+            if key not in self._started:
+                self._started[key] = self._pool.submit(_grade_cells, cells, timeout)
+            return self._started[key]
+
+    def taken(self, cells) -> None:
+        """``cells``' grading is handed over: forget it."""
+        with self._lock:
+            self._started.pop(cells.key(), None)
+
+    def close(self, cancel: bool = True) -> None:
+        with self._lock:
+            self.closed = True
+            self._started.clear()
+        self._pool.shutdown(wait=False, cancel_futures=cancel)
+
+    def __enter__(self) -> Gradings:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
-def _start_siblings(resources: dict, current: str, timeout: float | None) -> None:
+#: The open gradings of each autograde run, by the run's exporter (nbgrader makes the
+#: preprocessors anew for every notebook; the exporter lasts the whole run).
+_RUNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_RUNS_LOCK = threading.Lock()
+
+
+class _Run:
+    """One autograde run's gradings: one :class:`Gradings` per submission, in turn."""
+
+    def __init__(self) -> None:
+        self.gradings: Gradings | None = None
+
+    def close(self) -> None:
+        if self.gradings is not None:
+            self.gradings.close()
+
+
+def gradings_of(preprocessor, resources: dict) -> Gradings:
+    """The gradings of the submission ``preprocessor`` is converting (``resources``' folder), in
+    its autograde run: made at the submission's first notebook, closed when the run turns to
+    another submission, when the run is over and its exporter goes, or by
+    :func:`close_gradings`. A preprocessor outside any run gets one of its own."""
+    folder = str((resources.get("metadata") or {}).get("path") or "")
+    exporter = preprocessor.parent
+    if exporter is None:
+        gradings = Gradings(workers=1)
+        gradings.submission = folder
+        return gradings
+    with _RUNS_LOCK:
+        run = _RUNS.get(exporter)
+        if run is None:
+            run = _RUNS[exporter] = _Run()
+            weakref.finalize(exporter, run.close)
+        if run.gradings is None or run.gradings.closed or run.gradings.submission != folder:
+            run.close()
+            run.gradings = Gradings()
+            run.gradings.submission = folder
+        return run.gradings
+
+
+def close_gradings() -> None:
+    """Close the gradings of every autograde run of this process (a grading worker, once a
+    student's autograde is over, finished or out of time)."""
+    with _RUNS_LOCK:
+        runs = list(_RUNS.values())
+    for run in runs:
+        run.close()
+
+
+def _start_siblings(gradings: Gradings, resources: dict, current: str,
+                    timeout: float | None) -> None:
     """Start grading the submission's other exercise notebooks now (nbgrader converts one
     notebook at a time); each is used only if nbgrader then hands over the same answer code."""
     import os
@@ -231,7 +319,7 @@ def _start_siblings(resources: dict, current: str, timeout: float | None) -> Non
             if name == current or not stat.S_ISREG(info.st_mode) or info.st_size > _SIBLING_CAP:
                 continue
             nb = NotebookNode(json.loads(path.read_text(encoding="utf-8")))
-            _start(submission_from_notebook(nb, notebook=name), timeout)
+            gradings.start(submission_from_notebook(nb, notebook=name), timeout)
         except Exception:  # noqa: BLE001 - only a head start; nbgrader's own turn grades it
             continue
 
@@ -256,8 +344,12 @@ class StartVerdicts(NbGraderPreprocessor):
             cells = submission_from_notebook(nb, notebook=notebook)
         except Exception:  # noqa: BLE001 - WriteVerdicts grades (and reports) it itself
             return nb, resources
-        resources[_VERDICTS] = (cells, _start(cells, self.timeout))
-        _start_siblings(resources, notebook, self.timeout)
+        gradings = gradings_of(self, resources)
+        resources[_VERDICTS] = (cells, gradings.start(cells, self.timeout))
+        if self.parent is None:  # no run to share a head start with: this grading alone
+            gradings.close(cancel=False)
+        else:
+            _start_siblings(gradings, resources, notebook, self.timeout)
         return nb, resources
 
 
@@ -277,13 +369,14 @@ class WriteVerdicts(NbGraderPreprocessor):
         help="Seconds a submission's crash matrix may take in all (None: graders.checks' own)",
     ).tag(config=True)
 
-    def _results(self, nb: NotebookNode, notebook: str, started) -> tuple:
+    def _results(self, nb: NotebookNode, notebook: str, started, resources: dict) -> tuple:
         """(answer cells, results, failure): the grading, or why it failed."""
         from graders.checks import submission_from_notebook
 
         try:
             if started is not None:
-                _STARTED.pop(started[0].key(), None)
+                if self.parent is not None:
+                    gradings_of(self, resources).taken(started[0])
                 return started[0], started[1].result(), None
             cells = submission_from_notebook(nb, notebook=notebook)
             return cells, _grade_cells(cells, self.timeout), None
@@ -298,7 +391,8 @@ class WriteVerdicts(NbGraderPreprocessor):
         from graders.checks.record import METADATA_KEY, failure_record, record_of
 
         notebook = _notebook_name(resources)
-        cells, results, failure = self._results(nb, notebook, resources.pop(_VERDICTS, None))
+        cells, results, failure = self._results(nb, notebook, resources.pop(_VERDICTS, None),
+                                                resources)
         for cell in autograded_test_cells(nb):
             grade_id = cell.metadata["nbgrader"]["grade_id"]
             points = float(cell.metadata["nbgrader"].get("points", 0))
