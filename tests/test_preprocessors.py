@@ -11,7 +11,7 @@ import pytest
 import graders.nbgrader_plumbing.grading_worker as grading_worker
 import graders.nbgrader_plumbing.preprocessors as preprocessors
 from graders.nbgrader_plumbing.course import nbgrader_api
-from graders.nbgrader_plumbing.preprocessors import Gradings
+from graders.nbgrader_plumbing.gradings import Gradings
 from tests.fixtures.notebooks.class_cycle import collected_course, copy_course, scores
 
 pytestmark = [pytest.mark.nbgrader, pytest.mark.sandbox]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from graders.nbgrader_plumbing.course import nbgrader_api
 from graders.nbgrader_plumbing.durable import die_with_parent, point
-from graders.nbgrader_plumbing.preprocessors import close_gradings
+from graders.nbgrader_plumbing.gradings import close_gradings
 
 __all__ = ["LOG_NAME", "STUDENT_TIMEOUT", "quiet_sqlalchemy", "worker_init", "grade_one"]
 

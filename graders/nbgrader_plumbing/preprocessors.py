@@ -15,20 +15,17 @@
   (:func:`graders.checks.submission_from_notebook`: ``{grade_id: code}``), grade it in fresh
   processes outside the student's kernel (:func:`graders.checks.grade_submission`), store each
   check's result as JSON in its test cell's metadata and write the verdict into its outputs, so
-  that nbgrader's own SaveAutoGrades scores what the code really earns.
+  that nbgrader's own SaveAutoGrades scores what the code really earns. The gradings run on
+  threads of the submission's own (:mod:`graders.nbgrader_plumbing.gradings`).
 
 The configuration that wires them in is written by :mod:`graders.nbgrader_plumbing.course`.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
-import itertools
 import json
 import re
-import threading
 import traceback
-import weakref
 
 from nbformat import NotebookNode
 from nbgrader import utils
@@ -40,10 +37,11 @@ from graders.nbgrader_plumbing.cells import (
     autograded_test_cells,
     verdict_outputs,
 )
+from graders.nbgrader_plumbing.gradings import Gradings, gradings_of
 from graders.nbgrader_plumbing.split_cells import JoinSplitCells
 
 __all__ = ["ReleaseStarter", "RestoreTestCells", "JoinSplitCells", "RunNothing", "StartVerdicts",
-           "WriteVerdicts", "Gradings", "gradings_of", "close_gradings"]
+           "WriteVerdicts"]
 
 _VERDICTS = "checkpoint_lab_verdicts"
 
@@ -200,103 +198,14 @@ def _grade_cells(cells, timeout: float | None) -> dict:
 
 
 _SIBLING_CAP = 4 << 20
-_GRADINGS_NUMBER = itertools.count(1)
 
 
-class Gradings:
-    """The gradings one submission's autograde has started outside the kernel, on threads of
-    its own: each notebook's, and its sibling notebooks' ahead of nbgrader's turn (used only if
-    nbgrader then hands over the same answer code), kept by the answer cells' key.
-
-    :meth:`close` ends it: what has not started is cancelled (unless ``cancel=False``), what
-    runs is left to finish (each run is bounded by its timeout) on threads no other submission
-    waits behind, and nothing started here is handed to another submission or run.
-    """
-
-    def __init__(self, workers: int = 4) -> None:
-        self.name = f"verdicts-{next(_GRADINGS_NUMBER)}"
-        self.submission: str | None = None
-        self.closed = False
-        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers,
-                                                           thread_name_prefix=self.name)
-        self._started: dict[tuple, concurrent.futures.Future] = {}
-        self._lock = threading.Lock()
-
-    def start(self, cells, timeout: float | None) -> concurrent.futures.Future:
-        """The grading of ``cells`` (started now unless it already was)."""
-        with self._lock:
-            if self.closed:
-                raise RuntimeError(f"{self.name} is closed: its submission's autograde is over")
-            key = cells.key()
-            if key not in self._started:
-                self._started[key] = self._pool.submit(_grade_cells, cells, timeout)
-            return self._started[key]
-
-    def taken(self, cells) -> None:
-        """``cells``' grading is handed over: forget it."""
-        with self._lock:
-            self._started.pop(cells.key(), None)
-
-    def close(self, cancel: bool = True) -> None:
-        with self._lock:
-            self.closed = True
-            self._started.clear()
-        self._pool.shutdown(wait=False, cancel_futures=cancel)
-
-    def __enter__(self) -> Gradings:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-#: The open gradings of each autograde run, by the run's exporter (nbgrader makes the
-#: preprocessors anew for every notebook; the exporter lasts the whole run).
-_RUNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_RUNS_LOCK = threading.Lock()
-
-
-class _Run:
-    """One autograde run's gradings: one :class:`Gradings` per submission, in turn."""
-
-    def __init__(self) -> None:
-        self.gradings: Gradings | None = None
-
-    def close(self) -> None:
-        if self.gradings is not None:
-            self.gradings.close()
-
-
-def gradings_of(preprocessor, resources: dict) -> Gradings:
-    """The gradings of the submission ``preprocessor`` is converting (``resources``' folder), in
-    its autograde run: made at the submission's first notebook, closed when the run turns to
-    another submission, when the run is over and its exporter goes, or by
-    :func:`close_gradings`. A preprocessor outside any run gets one of its own."""
+def _gradings(preprocessor, resources: dict) -> Gradings:
+    """The gradings of the submission being converted (its folder), in ``preprocessor``'s
+    autograde run (nbgrader makes the preprocessors anew for every notebook; their exporter
+    lasts the whole run)."""
     folder = str((resources.get("metadata") or {}).get("path") or "")
-    exporter = preprocessor.parent
-    if exporter is None:
-        gradings = Gradings(workers=1)
-        gradings.submission = folder
-        return gradings
-    with _RUNS_LOCK:
-        run = _RUNS.get(exporter)
-        if run is None:
-            run = _RUNS[exporter] = _Run()
-            weakref.finalize(exporter, run.close)
-        if run.gradings is None or run.gradings.closed or run.gradings.submission != folder:
-            run.close()
-            run.gradings = Gradings()
-            run.gradings.submission = folder
-        return run.gradings
-
-
-def close_gradings() -> None:
-    """Close the gradings of every autograde run of this process (a grading worker, once a
-    student's autograde is over, finished or out of time)."""
-    with _RUNS_LOCK:
-        runs = list(_RUNS.values())
-    for run in runs:
-        run.close()
+    return gradings_of(preprocessor.parent, folder, _grade_cells)
 
 
 def _start_siblings(gradings: Gradings, resources: dict, current: str,
@@ -344,7 +253,7 @@ class StartVerdicts(NbGraderPreprocessor):
             cells = submission_from_notebook(nb, notebook=notebook)
         except Exception:  # noqa: BLE001 - WriteVerdicts grades (and reports) it itself
             return nb, resources
-        gradings = gradings_of(self, resources)
+        gradings = _gradings(self, resources)
         resources[_VERDICTS] = (cells, gradings.start(cells, self.timeout))
         if self.parent is None:  # no run to share a head start with: this grading alone
             gradings.close(cancel=False)
@@ -376,7 +285,7 @@ class WriteVerdicts(NbGraderPreprocessor):
         try:
             if started is not None:
                 if self.parent is not None:
-                    gradings_of(self, resources).taken(started[0])
+                    _gradings(self, resources).taken(started[0])
                 return started[0], started[1].result(), None
             cells = submission_from_notebook(nb, notebook=notebook)
             return cells, _grade_cells(cells, self.timeout), None
