@@ -51,8 +51,10 @@ import fake_llm
 sc = fake_llm.load_scenario({scenario!r})
 ns = {{"__name__": "submission"}}
 exec(compile(open({ref!r}).read(), "ref", "exec"), ns)
-os.chdir(tempfile.mkdtemp(dir={tmp!r}))
-ns["run_agent"](sc.task, sc.tools, sc.model(), sc.executor())
+with tempfile.TemporaryDirectory(dir={tmp!r}) as folder:  # gone after the run, as a sandbox's
+    os.chdir(folder)
+    ns["run_agent"](sc.task, sc.tools, sc.model(), sc.executor())
+    os.chdir("/")
 """
 
 

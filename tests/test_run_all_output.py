@@ -44,12 +44,7 @@ def test_lesson_01_prints_under_100_lines(tmp_path):
 
 
 @pytest.mark.sandbox
-@pytest.mark.parametrize("name", [
-    pytest.param("03_power_cut", marks=pytest.mark.xfail(
-        strict=True, reason="Level 3's check cells speak before the eight predictions are in "
-        "until the gate (graders/checks/gate.py, another branch) holds them back")),
-    "04_parallel_tool_calls",
-])
+@pytest.mark.parametrize("name", ["03_power_cut", "04_parallel_tool_calls"])
 def test_an_untouched_starter_prints_under_60_lines_with_one_copy_of_each_error(name, tmp_path):
     nb = _run_all(ROOT / "exercises" / f"{name}.ipynb", tmp_path)
     texts = [_text(o) for c in nb.cells for o in c.get("outputs", [])]

@@ -351,7 +351,7 @@ def batch_without_landlock(tmp_path_factory):
     try:
         yield grade_catalog_batch(tmp_path_factory.mktemp("uid-no-landlock"), tuple(wrap))
     finally:
-        os.chmod(solutions, mode)  # grade closed it to other users; other tests read it as such
+        os.chmod(solutions, mode)  # grade puts it back itself; this, if the test's timeout hit
 
 
 #: Students graded wrong without Landlock, and why: what ``--without-landlock`` gives up (a
@@ -386,3 +386,229 @@ def test_without_landlock_the_batch_gives_every_student_the_bubblewrap_score(
     written = {label: paths for label, paths in batch["written"].items() if paths}
     assert not written, f"changed by the batch: {written}"
     assert not batch["droppings"], batch["droppings"]
+
+
+#: As a sandbox uid (argv[1]): a file at the top of /dev/shm and of /tmp, then sleeps (a
+#: process that outlived its grader). Says "ready" once they exist.
+_LEFT_BY_UID = r"""
+import os, sys, time
+uid = int(sys.argv[1])
+os.setgroups([]); os.setresgid(uid, uid, uid); os.setresuid(uid, uid, uid)
+for folder in ("/dev/shm", "/tmp"):
+    with open(os.path.join(folder, f"tmp-left-{uid}"), "w") as f:
+        f.write("left")
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+def _owner(pid: str) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
+
+
+def test_what_a_killed_graders_uid_left_is_cleared_and_a_live_runs_uid_never():
+    """A grader killed mid-run leaves its uid's process and files; the next start ends and
+    removes them, and leaves those of a uid a live run (another grader) holds."""
+    from graders.sandbox import sweep, uids
+
+    folder = uids.lock_folder()
+    dead, live = uids.reserve(folder), uids.reserve(folder)
+    procs = [subprocess.Popen([sys.executable, "-c", _LEFT_BY_UID, str(held.uid)],
+                              stdout=subprocess.PIPE, text=True) for held in (dead, live)]
+    try:
+        for proc in procs:
+            assert proc.stdout.readline().strip() == "ready"
+        dead.release()  # its grader was killed: the kernel dropped the lock
+        removed = sweep.clear_unheld_uids()
+        procs[0].wait(timeout=30)  # (reaped already by the sweep, a child subreaper's due)
+        assert not [p for p in os.listdir("/proc") if p.isdigit() and _owner(p) == dead.uid]
+        for place in ("/dev/shm", "/tmp"):
+            assert f"{place}/tmp-left-{dead.uid}" in removed, removed
+            assert not os.path.exists(f"{place}/tmp-left-{dead.uid}")
+            assert os.path.exists(f"{place}/tmp-left-{live.uid}"), "a live run's file went"
+        assert procs[1].poll() is None, "a live run's process was ended"
+        assert not [r for r in removed if str(live.uid) in r], removed
+    finally:
+        live.release()
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+        sweep.clear_unheld_uids()
+    assert not os.path.exists(f"/tmp/tmp-left-{live.uid}")
+
+
+def _opened(*paths: Path) -> dict[str, str]:
+    """Each path whose mode keeps other users out, with its mode."""
+    return {str(p): oct(p.stat().st_mode & 0o777) for p in paths if not p.stat().st_mode & 0o005}
+
+
+@pytest.mark.timeout(1200)
+def test_grade_puts_back_every_mode_it_closed_and_a_killed_grades_next_start_does(
+        tmp_path_factory):
+    """The uid tier's grade closes the course, the submissions, its home and the checkout's
+    solutions to other users while it grades, says so in one line, and opens them again when the
+    batch ends; one killed mid-batch leaves them closed, and the next grade's start opens them."""
+    from graders.nbgrader_plumbing.durable import KILL_ENV
+
+    one = {"reference": STUDENTS["reference"]}
+    for killed in (False, True):
+        scratch = tmp_path_factory.mktemp("killed" if killed else "ended")
+        env = ("/usr/bin/env", f"{KILL_ENV}=planned") if killed else ()
+        batch = grade_catalog_batch(scratch, tuple(docker_root(*env)), students=one)
+        folders = (batch["course"].root, scratch / "submissions", scratch / "home",
+                   ROOT / "solutions")
+        assert "closed to other users while grading (chmod o-rwx, put back when it ends)" \
+            in batch["stdout"], said_by(batch)
+        if not killed:
+            assert batch["status"] == 0, said_by(batch)
+            assert _opened(*folders) == {}, "left closed after the batch ended"
+            continue
+        assert batch["status"] not in (0, None), said_by(batch)  # killed (through a userns)
+        assert len(_opened(*folders)) == 4, "a killed grade's closing was put back already"
+        cmd = [*contained(), *docker_root(sys.executable, "-m", "graders.cli", "grade",
+                                          str(scratch / "none"), "--course", str(scratch / "no"),
+                                          "--csv", str(scratch / "x.csv"))]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT,
+                              env=grading_env(scratch / "home"), start_new_session=True)
+        assert done.returncode == 2, done.stderr[-2000:]
+        assert "closed to other users (its mode put back)" in done.stdout, done.stdout
+        assert _opened(*folders) == {}, "the next grade's start left them closed"
+
+
+@pytest.mark.timeout(1500)
+def test_gradescope_grades_without_landlock_only_when_the_instructor_built_it_so(tmp_path):
+    """Gradescope's container holds one student and closes /autograder (0700), yet what it
+    gives up without Landlock (every file the image leaves world-readable) is the instructor's
+    call, as for ``grade``: ``run_autograder`` refuses, saying what to do, unless the zip was
+    built with ``checkpoint-lab gradescope --without-landlock``."""
+    from tests.conftest import run_autograder_in
+    from tests.fixtures.notebooks.course_cache import shared_course
+
+    require_tools()
+    level2 = shared_course().source_dir / "02_two_latent_failures.ipynb"
+    wrap = (*contained(), *docker_root(sys.executable, "-c", _NO_LANDLOCK,
+                                       caps=(*DOCKER_CAPS, "sys_ptrace")))
+    graded = {}
+    for flag in ((), ("--without-landlock",)):
+        out = tmp_path / f"autograder{len(flag)}.zip"
+        done = subprocess.run([sys.executable, "-m", "graders.cli", "gradescope", "--course",
+                               str(shared_course().root), "-o", str(out), *flag],
+                              capture_output=True, text=True, cwd=ROOT)
+        assert done.returncode == 0, done.stderr
+        results = run_autograder_in(out, tmp_path / f"tree{len(flag)}",
+                                    {level2.name: level2.read_bytes()}, wrap)
+        checks = [t for t in results["tests"] if t["max_score"]
+                  and "notebook was not handed in" not in t["output"]]  # Level 2's alone
+        assert checks, results
+        graded[bool(flag)] = (sum(t["score"] for t in checks),
+                              sum(t["max_score"] for t in checks), checks)
+    score, full, checks = graded[False]
+    assert score == 0
+    for test in checks:
+        said = " ".join(test["output"].split())
+        assert "Not graded: the autograder could not start its sandbox" in said, said
+        assert "no Landlock" in said and "checkpoint-lab gradescope --without-landlock" in said
+    score, full, checks = graded[True]
+    assert score == full > 0, [t["output"][:300] for t in checks]
+
+
+# -- without Landlock: what lies under the folders every run may read (/dev, /proc, /etc) --------
+
+SHM_CANARY = "canary-29-4-dev-shm"
+#: An honest neighbour that also leaves a file every user may read in /dev/shm while it runs.
+DROPS_IN_SHM = HONEST + f'''
+import os as _os, time as _time
+_fd = _os.open(f"/dev/shm/checkpoint-lab-canary-{{_os.getuid()}}",
+               _os.O_WRONLY | _os.O_CREAT | _os.O_EXCL, 0o644)
+_os.fchmod(_fd, 0o644)
+_os.write(_fd, b"{SHM_CANARY}")
+_os.close(_fd)
+_honest_run_agent = run_agent
+def run_agent(*args, **kwargs):
+    _time.sleep(4)
+    return _honest_run_agent(*args, **kwargs)
+'''
+#: Waits for a neighbour's file in /dev/shm, reads it, and raises an error carrying it.
+READS_SHM = HONEST + '''
+import os as _os, time as _time
+def run_agent(task, tools, call_model, execute_tool):
+    found, deadline = [], _time.time() + 10
+    while not found and _time.time() < deadline:
+        for entry in _os.scandir("/dev/shm"):
+            if entry.name.startswith("checkpoint-lab-canary-"):
+                with open(entry.path) as f:
+                    found.append(f.read())
+        _time.sleep(0.05)
+    raise RuntimeError("read beside me: " + "; ".join(found))
+'''
+#: Reads every other process's command line and raises an error carrying them.
+READS_CMDLINES = HONEST + '''
+import os as _os
+def run_agent(task, tools, call_model, execute_tool):
+    said = []
+    for pid in _os.listdir("/proc"):
+        if pid.isdigit() and int(pid) != _os.getpid():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    said.append(f.read().replace(b"\\0", b" ").decode(errors="replace"))
+            except OSError:
+                pass
+    raise RuntimeError("the other processes: " + " | ".join(said))
+'''
+
+
+def test_without_landlock_a_neighbours_file_in_dev_shm_never_reaches_feedback(alone):
+    """/dev/shm is under /dev, which every run may read: a file another run left there is not
+    the system's, and the run that read it has what it printed and raised withheld; the
+    neighbour, which made its file itself, is graded and shown as alone."""
+    found = side_by_side(READS_SHM, DROPS_IN_SHM, landlock=False)
+    cheat, neighbour = found["results"]
+    assert SHM_CANARY not in json.dumps(cheat), cheat
+    assert cheat["ended"] == "raised", cheat
+    assert cheat["error"]["message"].startswith(
+        "(not shown: your code opened /dev/shm/checkpoint-lab-canary-"), cheat["error"]
+    _honest_unharmed(neighbour, alone)
+    assert "not shown" not in neighbour["stdout"] + json.dumps(neighbour["error"])
+    assert found["left"] == [], found["left"]
+
+
+def test_without_landlock_other_processes_command_lines_never_reach_feedback(course):
+    """/proc is the system's, but another process's folder there is not: the grader's command
+    line names the course (closed, yet its path and the students' names are bytes of the
+    machine's), and quoting it is withheld."""
+    uid_walls.close_to_others([course])
+    found = side_by_side(READS_CMDLINES, landlock=False, names=course)
+    cheat = found["results"][0]
+    assert str(course) not in json.dumps(cheat), cheat
+    assert cheat["ended"] == "raised", cheat
+    assert cheat["error"]["message"].startswith("(not shown: your code opened /proc/"), cheat
+
+
+def test_outside_reads_under_proc_dev_and_etc_are_what_is_not_the_systems_or_the_runs():
+    def hx(text):
+        return "".join(f"\\x{b:02x}" for b in text.encode())
+
+    def opened(path, flags="O_RDONLY|O_CLOEXEC", pid=12):
+        return f'{pid}  openat(AT_FDCWD<{hx("/w")}>, "{hx(path)}", {flags}) = 3<{hx(path)}>'
+
+    made = "/dev/shm/sem.mp-own"
+    venv_package = os.path.join(sys.prefix, "lib", "site-packages", "fake_llm", "hidden.json")
+    trace = "\n".join([
+        opened("/proc/12/status"), opened("/proc/13/task/13/stat", pid=13),
+        opened("/proc/sys/kernel/cap_last_cap"), opened("/proc/99999/cmdline"),
+        opened("/dev/urandom"), opened("/dev/shm/psm_own", "O_RDWR|O_CREAT|O_EXCL|O_NOFOLLOW"),
+        f'12  link("{hx("/dev/shm/sem.tmpXYZ")}", "{hx(made)}") = 0', opened(made, "O_RDWR"),
+        opened("/dev/shm/checkpoint-lab-canary-61001"), opened("/dev/mqueue/theirs"),
+        opened("/dev/shm/theirs", "O_RDWR|O_CREAT"),
+        opened("/etc/ld.so.cache"), opened("/etc/passwd"), opened("/etc/ssl/certs/ca.pem"),
+        opened("/etc/jupyter/nbgrader_config.py"), opened("/etc/checkpoint-lab/gradebook.db"),
+        opened("/sys/devices/system/cpu/online"), opened(venv_package)])
+    outside = ["/dev/mqueue/theirs", "/dev/shm/checkpoint-lab-canary-61001", "/dev/shm/theirs",
+               "/etc/checkpoint-lab/gradebook.db", "/etc/jupyter/nbgrader_config.py",
+               "/proc/99999/cmdline"]
+    if os.path.realpath(sys.prefix) != os.path.realpath(sys.base_prefix):  # a venv: its packages
+        outside.append(venv_package)
+    assert uid_walls.outside_reads(trace, ["/w"]) == sorted(outside)

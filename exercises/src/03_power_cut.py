@@ -51,11 +51,13 @@
 # Four colleagues each wrote a save that syncs something. All four write a temp file in the
 # checkpoint's folder and rename it over `checkpoint.json`, so a killed process never tears the
 # checkpoint. Save 1 is the one in your answer cell further down; save 2 is Level 2's fixed save.
+# The cell below lists what each of them does, step by step; once your eight predictions are in
+# and the notebook is saved, it shows their code when you run it again.
 
 # %% nbgrader={"grade": false, "grade_id": "l3_saves", "locked": true, "schema_version": 3, "solution": false}
 from graders.notebook import compare_saves, show_saves
 
-show_saves()
+show_saves(globals())
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l3_predict_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## Predict, then look

@@ -150,10 +150,12 @@ def check_notebook(path: Path, *, timeout: float | None = None):
 def run(args: argparse.Namespace) -> int:
     """Print the self-check table; 0 when every visible check passes, 1 when one fails, 3 when
     none failed but some could not run here."""
+    from graders.sandbox.sweep import sweep_left_behind
     from graders.workspace.student_files import exercise_copy, is_course_release, workspace_path
 
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError(f"--timeout must be a positive number of seconds, not {args.timeout:g}")
+    sweep_left_behind()  # what a check or grading killed before it ended left (no probing)
     path = resolve_notebook(args.notebook, args.workspace)
     if path.is_file() and is_course_release(path):
         copy = exercise_copy(path.stem, workspace_path(args.workspace))

@@ -69,9 +69,10 @@ def run(args: argparse.Namespace) -> int:
     from graders.nbgrader_plumbing.grading_batch import BatchBusy, batch_lock, close_batch
 
     _check_sandbox(args)  # first: where nothing can be graded, that is the one thing to say
+    _sweep(args)
     _check_arguments(args)
     course = _open_course(args)
-    _close_to_submissions(args)
+    closing = _close_to_submissions(args)
     os.environ[MAIN_PID_ENV] = str(os.getpid())  # the grading workers inherit it
     try:
         with batch_lock(course) if not args.dry_run else _no_lock():
@@ -83,6 +84,9 @@ def run(args: argparse.Namespace) -> int:
             close_batch(batch)
     except BatchBusy as err:
         raise UsageError(str(err)) from err
+    finally:
+        if closing is not None:
+            closing.open_again()
     _report(args, batch, results, failed)
     return 1 if failed else 0
 
@@ -129,21 +133,41 @@ def _check_sandbox(args: argparse.Namespace) -> None:
         print(tier().describe())
 
 
-def _close_to_submissions(args: argparse.Namespace) -> None:
+def _sweep(args: argparse.Namespace) -> None:
+    """Remove what grading processes killed from outside left (their run folders; in the uid
+    tier, what their sandbox uids made), never what a live one holds; say so in one line."""
+    from graders.sandbox.box import tier
+    from graders.sandbox.sweep import sweep_left_behind
+
+    removed = sweep_left_behind(not args.no_sandbox and getattr(tier(), "name", None) == "uid")
+    if removed and not args.quiet:
+        print(f"cleared {len(removed)} leftover(s) of grading killed before it ended: "
+              + ", ".join(removed[:3]) + (" ..." if len(removed) > 3 else ""))
+
+
+def _close_to_submissions(args: argparse.Namespace):
     """In the uid tier, the course, the submissions, this user's home and the checkout's
     solutions closed to other users (a submission runs as one), by plain permissions, with
-    Landlock or without."""
+    Landlock or without, until the batch ends; the :class:`Closing` that puts them back."""
     from graders.sandbox.box import tier
-    from graders.sandbox.uid_walls import close_to_others
+    from graders.sandbox.uid_closing import Closing
 
     chosen = tier() if not args.no_sandbox else None
     if getattr(chosen, "name", None) != "uid":
-        return
+        return None
     solutions = Path(__file__).resolve().parents[2] / "solutions"  # a checkout's references
-    closed = close_to_others([args.course, args.submissions, Path.home(), solutions])
+    from graders.cli import UsageError
+
+    try:
+        closing = Closing()
+    except OSError as err:
+        raise UsageError(f"cannot keep a journal of the folders closed while grading: {err}") \
+            from err
+    closed = closing.close([args.course, args.submissions, Path.home(), solutions])
     if closed:
-        print(f"closed to other users (chmod o-rwx), as submissions run as other users here: "
-              f"{', '.join(closed)}")
+        print(f"closed to other users while grading (chmod o-rwx, put back when it ends), as "
+              f"submissions run as other users here: {', '.join(closed)}", flush=True)
+    return closing
 
 
 def _refused_feedback(course, found, batch) -> None:

@@ -19,7 +19,8 @@ from pathlib import Path
 
 from graders.gradescope.results import MANIFEST_NAME, course_manifest
 
-__all__ = ["SETUP_SH", "RUN_AUTOGRADER", "PROJECT_FILES", "INSTALLS", "build_autograder"]
+__all__ = ["SETUP_SH", "RUN_AUTOGRADER", "PROJECT_FILES", "INSTALLS", "build_autograder",
+           "run_autograder_script", "WITHOUT_LANDLOCK_LINES"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,21 +61,32 @@ chmod 700 /autograder
 /autograder/venv/bin/checkpoint-lab --version
 """.format(installs=" ".join(INSTALLS))
 
+#: ``run_autograder``, its Landlock lines left to fill (:func:`run_autograder_script`).
 RUN_AUTOGRADER = """\
 #!/usr/bin/env bash
 # Checkpoint Lab's autograder, run by Gradescope (as root) for each submission: grades the
 # notebooks in /autograder/submission and writes /autograder/results/results.json. Student
 # code runs only in the sandbox (bubblewrap, an unprivileged uid of its own, no /autograder).
 set -u
+chmod 700 /autograder  # the grader, the reference, the results: no other user's, ever
 cd /autograder
 export CHECKPOINT_LAB_SANDBOX=on
 export TMPDIR=/tmp  # each run's folder, never under /autograder
-# One student per container, /autograder closed (0700): the uid tier may run without Landlock
-# (an older kernel) as `grade --without-landlock` allows it.
-export CHECKPOINT_LAB_WITHOUT_LANDLOCK=1
-export PYTHONPATH=/autograder/source/checkpoint-lab
+{landlock}export PYTHONPATH=/autograder/source/checkpoint-lab
 exec /autograder/venv/bin/python -m graders.gradescope /autograder
 """
+#: What ``checkpoint-lab gradescope --without-landlock`` adds to ``run_autograder``.
+WITHOUT_LANDLOCK_LINES = """\
+# Built with `checkpoint-lab gradescope --without-landlock`: where the kernel has no Landlock,
+# the uid tier grades all the same (what plain permissions close stays closed: /autograder).
+export CHECKPOINT_LAB_WITHOUT_LANDLOCK=1
+"""
+
+
+def run_autograder_script(without_landlock: bool = False) -> str:
+    """``run_autograder``: without Landlock the uid tier refuses, as ``checkpoint-lab grade``
+    does, unless the autograder was built with ``--without-landlock``."""
+    return RUN_AUTOGRADER.format(landlock=WITHOUT_LANDLOCK_LINES if without_landlock else "")
 
 
 def _add(archive: zipfile.ZipFile, name: str, data: bytes, executable: bool = False) -> None:
@@ -97,11 +109,14 @@ def _project_files(repo: Path):
                     yield rel.as_posix(), item
 
 
-def build_autograder(source_dir: Path, out: Path, *, repo: Path = ROOT) -> dict:
+def build_autograder(source_dir: Path, out: Path, *, repo: Path = ROOT,
+                     without_landlock: bool = False) -> dict:
     """Write the autograder zip for the assignment in ``source_dir`` to ``out``.
 
     ``source_dir`` is the course's ``source/<assignment>/`` folder; ``repo`` a checkout of
-    Checkpoint Lab (it must hold ``solutions/`` and ``constraints.txt``). Returns the manifest.
+    Checkpoint Lab (it must hold ``solutions/`` and ``constraints.txt``); ``without_landlock``
+    lets the uid tier grade without Landlock (:func:`run_autograder_script`). Returns the
+    manifest.
     Raises ValueError when either is not what it must be.
     """
     missing = [name for name in PROJECT_FILES if not (repo / name).exists()]
@@ -113,7 +128,8 @@ def build_autograder(source_dir: Path, out: Path, *, repo: Path = ROOT) -> dict:
     tmp = out.with_name(out.name + ".part")
     with zipfile.ZipFile(tmp, "w") as archive:
         _add(archive, "setup.sh", SETUP_SH.encode(), executable=True)
-        _add(archive, "run_autograder", RUN_AUTOGRADER.encode(), executable=True)
+        _add(archive, "run_autograder", run_autograder_script(without_landlock).encode(),
+             executable=True)
         _add(archive, MANIFEST_NAME, json.dumps(manifest, indent=1).encode())
         for name, path in _project_files(repo):
             _add(archive, f"checkpoint-lab/{name}", path.read_bytes())

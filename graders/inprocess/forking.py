@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from graders import load_errors
@@ -24,6 +23,7 @@ from graders.inprocess.collect import collect
 from graders.inprocess.runner_backend import RunnerBackend
 from graders.inprocess.support import RunnerDied, scratch_dir, unsupported_reason
 from graders.judge.recording import Observation
+from graders.recording import run_folders
 from graders.submission import Submission
 
 __all__ = ["ForkedRuns", "DEFAULT_TIMEOUT"]
@@ -55,6 +55,7 @@ class ForkedRuns:
         self.keep_files = keep_files
         self.tmpdir = tmpdir if tmpdir is not None else scratch_dir()
         self.root: Path | None = None
+        self._folder: run_folders.RunFolder | None = None
         self._backend = None
         self._load: dict | None = None
         self._seq = 0
@@ -70,8 +71,12 @@ class ForkedRuns:
         if self._backend is not None:
             self._backend.close()
             self._backend = None
-        if self.root is not None and not self.keep_files:
-            shutil.rmtree(self.root, ignore_errors=True)
+        if self._folder is not None:
+            if self.keep_files:
+                self._folder.keep()
+            else:
+                self._folder.remove()
+            self._folder = None
 
     def load_problem(self) -> str | None:
         """Why the submission cannot be run at all (as a student message), or None."""
@@ -83,8 +88,8 @@ class ForkedRuns:
                 self._load = {"ok": False, "message": problem}
             else:
                 if self.root is None:
-                    self.root = Path(tempfile.mkdtemp(prefix="checkpoint-lab-",
-                                                      dir=self.tmpdir))
+                    self._folder = run_folders.make("fork", self.tmpdir)
+                    self.root = self._folder.path
                 if self.submission.in_process:
                     # imported here: the forking side binds os.fork, which Windows lacks
                     from graders.inprocess.fork_backend import ForkBackend

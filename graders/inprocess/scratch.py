@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import os
 import posixpath
-import shutil
-import tempfile
+
+from graders.recording import run_folders
 
 __all__ = ["Scratch", "Descriptors", "WORK", "TMP"]
 
@@ -41,7 +41,8 @@ class Scratch:
     """The real folders behind ``/work`` and ``/tmp`` for one run."""
 
     def __init__(self, base: str | None = None) -> None:
-        self.root = _realpath(tempfile.mkdtemp(prefix="checkpoint-lab-rec-", dir=base))
+        self._folder = run_folders.make("rec", base)
+        self.root = _realpath(self._folder.path)
         self.work = os.path.join(self.root, "work")
         self.tmp = os.path.join(self.root, "tmp")
         _mkdir(self.work)
@@ -49,7 +50,7 @@ class Scratch:
         self._roots = ((self.work, WORK), (self.tmp, TMP))
 
     def remove(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
+        self._folder.remove()
 
     # -- the student's path -> the real path ----------------------------------------------
 

@@ -258,8 +258,10 @@ def _uid_tier(tools: Tools, bwrap_why: str, without_landlock: bool = False) -> T
                "SYS_PTRACE")
     elif landlock < 2 and not without_landlock:
         why = (f"the kernel has no Landlock (version 2 or later) to keep a submission to its own "
-               f"files: {WITHOUT_LANDLOCK_GIVES_UP}. Pass --without-landlock to grade so, or "
-               "grade where bubblewrap runs or the kernel is 5.19 or later")
+               f"files: {WITHOUT_LANDLOCK_GIVES_UP}. Pass --without-landlock to grade so "
+               "(checkpoint-lab grade --without-landlock; for Gradescope, build the "
+               "autograder with checkpoint-lab gradescope --without-landlock), or grade where "
+               "bubblewrap runs or the kernel is 5.19 or later")
     else:
         why = None
     if why:

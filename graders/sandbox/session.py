@@ -17,7 +17,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
@@ -29,6 +28,7 @@ import graders.sandbox.uid_tier as uid_tier
 import graders.sandbox.uid_walls as uid_walls
 import graders.sandbox.uids as uids
 from graders.judge.recording import Recording, Snapshot
+from graders.recording import run_folders
 from graders.recording.calls import CallServer
 from graders.recording.framing import FrameReader
 from graders.sandbox.box import TMP, TRACE_CAP, WORK, command, find_tools
@@ -60,7 +60,8 @@ class Session:
         self.uid_tier = self.tier is not None and self.tier.name == "uid"
         # 0700 (mkdtemp's own mode): no other user reaches the submission or its trace
         root = self.tier.work_root if self.uid_tier else box.scratch_root()
-        self.run_dir = Path(tempfile.mkdtemp(prefix="checkpoint-lab-run-", dir=root))
+        self.folder = run_folders.make("run", root)  # held: a sweep never takes it from a live run
+        self.run_dir = self.folder.path
         grader = self.run_dir / "grader"
         grader.mkdir()
         shutil.copyfile(_BOOTSTRAP, grader / "_bootstrap.py")
@@ -70,6 +71,7 @@ class Session:
         self.work = self.run_dir / "work"
         self.tmp: Path | None = None
         self.tmp_parent: Path | None = None
+        self.tmp_folder: run_folders.RunFolder | None = None
         if not sandbox:
             self.work.mkdir()
         self.trace = self.run_dir / "trace"
@@ -126,8 +128,9 @@ class Session:
             return {"seccomp_fd": read}, env, self.run_dir
         uid_tier.become_subreaper()
         uid_tier.end_uid(uid, known_alive=False)  # what a crashed grader's run of it left
-        self.work, self.tmp, self.tmp_parent = uid_tier.prepare(self.run_dir, self.tier.tmp_root,
+        self.work, self.tmp, self.tmp_folder = uid_tier.prepare(self.run_dir, self.tier.tmp_root,
                                                                 uid)
+        self.tmp_parent = self.tmp_folder.path
         spec = uid_tier.confine_spec(self.run_dir / "grader", self.work, self.tmp,
                                      filters.compiled(network=False),
                                      exdev=not self.tier.renames_fail)
@@ -297,12 +300,13 @@ class Session:
     def _remove_folders(self) -> None:
         if self.held is not None:
             self.held.release()
-        if self.tmp_parent is not None:
-            shutil.rmtree(self.tmp_parent, ignore_errors=True)
+        if self.tmp_folder is not None:
+            self.tmp_folder.remove()
         if self.keep:
             self.rec.kept = str(self.run_dir)
+            self.folder.keep()
         else:
-            shutil.rmtree(self.run_dir, ignore_errors=True)
+            self.folder.remove()
 
     def _name_folders_as_the_model_does(self) -> None:
         """The real folders named ``/work``, ``/tmp`` and ``/grader`` (as in the bubblewrap tier)

@@ -34,6 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from graders.recording import run_folders
+
 __all__ = ["roots", "prepare", "prepare_files", "confine_spec", "drop", "end_uid",
            "remove_leftovers", "model_paths", "become_subreaper", "probe",
            "renames_fail_between", "new_trace", "can_trace_other_uids", "SHARED_TEMP"]
@@ -72,20 +74,23 @@ def _own(path: Path, mode: int, uid: int, gid: int) -> None:
     os.chmod(path, mode, follow_symlinks=False)
 
 
-def prepare(run_dir: Path, tmp_root: str, uid: int) -> tuple[Path, Path, Path]:
-    """Make the run's folders reachable by ``uid`` alone; return (work, tmp, tmp's parent)."""
+def prepare(run_dir: Path, tmp_root: str, uid: int
+            ) -> tuple[Path, Path, run_folders.RunFolder]:
+    """Make the run's folders reachable by ``uid`` alone; return (work, tmp, and tmp's parent,
+    a run folder held until the caller removes it)."""
     grader = run_dir / "grader"
     _own(run_dir, 0o710, 0, uid)
     prepare_files(grader, uid)
     work = run_dir / "work"
     work.mkdir(mode=0o700)
     _own(work, 0o700, uid, uid)
-    parent = Path(tempfile.mkdtemp(prefix="checkpoint-lab-tmp-", dir=tmp_root))
+    held = run_folders.make("tmp", tmp_root)
+    parent = held.path
     _own(parent, 0o710, 0, uid)
     tmp = parent / "tmp"
     tmp.mkdir(mode=0o700)
     _own(tmp, 0o700, uid, uid)
-    return work, tmp, parent
+    return work, tmp, held
 
 
 def prepare_files(grader: Path, uid: int) -> None:
@@ -235,7 +240,8 @@ def probe(make_command, uid: int, tmp_root: str, work_root: str, bpf: bytes,
     """Run ``_confine.py --probe`` as ``uid`` under strace, the way a submission runs
     (``make_command(trace, spec, cwd)`` gives the command): what it applied and whether strace
     could name the file it wrote (a dict), or why it could not run (one line)."""
-    run_dir = Path(tempfile.mkdtemp(prefix="checkpoint-lab-probe-", dir=work_root))
+    folder = run_folders.make("probe", work_root)
+    run_dir = folder.path
     parent = None
     try:
         (run_dir / "grader").mkdir()
@@ -256,9 +262,9 @@ def probe(make_command, uid: int, tmp_root: str, work_root: str, bpf: bytes,
         return f"a submission could not run as an unprivileged uid here ({err})"
     finally:
         end_uid(uid, known_alive=False)
-        shutil.rmtree(run_dir, ignore_errors=True)
+        folder.remove()
         if parent is not None:
-            shutil.rmtree(parent, ignore_errors=True)
+            parent.remove()
 
 
 def new_trace(run_dir: Path, owner: int, reserve: int = 0) -> Path:

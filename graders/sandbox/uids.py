@@ -16,7 +16,7 @@ import stat
 import tempfile
 from dataclasses import dataclass
 
-__all__ = ["UID_RANGE", "Reservation", "reserve", "lock_folder"]
+__all__ = ["UID_RANGE", "Reservation", "hold", "reserve", "lock_folder"]
 
 #: The uids sandboxes run as (3,000 of them, clear of system and login uids).
 UID_RANGE = range(61000, 64000)
@@ -70,18 +70,24 @@ def lock_folder() -> str:
                   "exists and is not a 0700 folder of this user)")
 
 
+def hold(uid: int, folder: str) -> Reservation | None:
+    """``uid`` reserved, or None when another run holds it."""
+    fd = os.open(os.path.join(folder, str(uid)),
+                 os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return Reservation(uid, fd)
+
+
 def reserve(folder: str | None = None) -> Reservation:
     """A uid no other run holds, reserved until released."""
     folder = folder or lock_folder()
     for _ in range(_TRIES):
-        uid = UID_RANGE.start + secrets.randbelow(len(UID_RANGE))
-        fd = os.open(os.path.join(folder, str(uid)),
-                     os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            continue
-        return Reservation(uid, fd)
+        held = hold(UID_RANGE.start + secrets.randbelow(len(UID_RANGE)), folder)
+        if held is not None:
+            return held
     raise NoUidFree(f"{_TRIES} uids drawn from {UID_RANGE.start}-{UID_RANGE.stop - 1} were all "
                     "held by other runs")

@@ -6,7 +6,9 @@
   the in-process recorder (:mod:`graders.inprocess.record`), whose recording the same engine
   replays; the table says so in one line.
 - Level 3's puzzle (:func:`compare_saves`): four saves with their syncs in the wrong places (or
-  missing), :data:`LEVEL3_SAVES`, graded by Level 3's checks. The student first fills a table of
+  missing), :data:`LEVEL3_SAVES`, graded by Level 3's checks. :func:`show_saves` shows what each
+  does, step by step in words, until the student's eight predictions are in the saved notebook
+  (the gate of Level 3's checks), and their code after. The student first fills a table of
   what each can lose; the comparison shows nothing until every cell is filled. Where the sandbox
   is missing it shows :data:`KNOWN_OUTCOMES`, which a test holds equal to a real run.
 """
@@ -14,10 +16,12 @@
 from __future__ import annotations
 
 import html
+import textwrap
 from dataclasses import dataclass
 
 __all__ = ["SAVES", "PowerRow", "power_cut_rows", "power_cut_table", "LEVEL3_SAVES",
-           "KNOWN_OUTCOMES", "SaveOutcome", "save_outcomes", "show_saves", "compare_saves"]
+           "KNOWN_OUTCOMES", "SaveOutcome", "save_outcomes", "save_steps", "show_saves",
+           "compare_saves"]
 
 _HEAD = '''import json, os, tempfile
 
@@ -270,16 +274,78 @@ def save_outcomes() -> dict[str, SaveOutcome]:
     return outcomes
 
 
-def show_saves():
-    """The four saves as code (whole lines, any theme): the lines all four begin with once,
-    then what each does after them."""
+#: What each line of :data:`LEVEL3_SAVES` after the shared head does, in the lesson's words (None:
+#: a line that only opens or closes the folder for its sync). Leaving the ``with`` block closes
+#: the file, which hands Python's buffer to the operating system.
+_STEP_WORDS = {
+    "folder = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)": None,
+    'with os.fdopen(fd, "w", encoding="utf-8") as f:': None,
+    "json.dump(state, f)": "write the state",
+    "f.flush()": "flush",
+    "os.fsync(f.fileno())": "sync the file",
+    "os.fsync(folder)": "sync the folder",
+    "os.replace(tmp_path, CHECKPOINT)": "rename",
+    "os.close(folder)": None,
+}
+_CLOSE = "close the file"
+
+#: What `show_saves` says above the steps while the predictions are not in yet.
+STEPS_HEAD = ("All four write the state to a temp file in checkpoint.json's folder and rename it "
+              "over checkpoint.json. What each does, in order:")
+
+
+def save_steps(code: str) -> list[str]:
+    """What one of :data:`LEVEL3_SAVES` does after the shared head, step by step in the lesson's
+    words: the order of its writes, syncs and rename, not the calls that make them."""
+    steps, in_file = [], False
+    for line in code[len(_L3_HEAD):].splitlines():
+        indent = len(line) - len(line.lstrip())
+        if in_file and indent <= 4:
+            steps.append(_CLOSE)
+            in_file = False
+        words = _STEP_WORDS[line.strip()]
+        in_file = in_file or line.strip().startswith("with os.fdopen(")
+        if words:
+            steps.append(words)
+    return steps + [_CLOSE] * in_file
+
+
+def _predictions_in(namespace: dict | None) -> bool:
+    from graders.checks.gate import gate_open, saved_notebook
+
+    return gate_open("03_power_cut", saved_notebook("03_power_cut", namespace))
+
+
+def show_saves(namespace: dict | None = None):
+    """Level 3's four saves. Until the eight predictions are in the saved notebook (the gate of
+    Level 3's checks, :mod:`graders.checks.gate`), what each does, step by step, in words; then
+    their code (whole lines, any theme): the lines all four begin with once, then what each does
+    after them. ``namespace``: the notebook's ``globals()``, which name its file."""
     from graders.teaching.code_view import show_code
 
+    if not _predictions_in(namespace):
+        return _steps_view()
     head = _L3_HEAD.split(chr(10) * 3, 1)[1]
     bodies = [f"# ---- {name}: then ----\n{code[len(_L3_HEAD):].rstrip()}"
               for name, code in LEVEL3_SAVES.items()]
     text = "\n".join([f"# ---- all four begin ----\n{head.rstrip()}", *bodies])
     return show_code(text, language="python")
+
+
+def _steps_view() -> _Shown:
+    later = ("Their code appears here once all eight predictions in PREDICTED are filled in and "
+             "the notebook is saved (Ctrl+S); then run this cell again.")
+    steps = {name: save_steps(code) for name, code in LEVEL3_SAVES.items()}
+    text = "\n".join([textwrap.fill(STEPS_HEAD, 100),
+                      *(f"{name}: {', '.join(s)}" for name, s in steps.items()),
+                      textwrap.fill(later, 100)])
+    rows = "".join(f"<tr><th scope='row' style='text-align:left;padding:2px 8px'>"
+                   f"{html.escape(name)}</th><td style='padding:2px 8px'>"
+                   f"{' &rarr; '.join(html.escape(step) for step in s)}</td></tr>"
+                   for name, s in steps.items())
+    markup = (f"<p>{html.escape(STEPS_HEAD)}</p><table class='cl-level3-steps'><tbody>{rows}"
+              f"</tbody></table><p>{html.escape(later)}</p>")
+    return _Shown(text, markup)
 
 
 def _unfilled(table) -> list[str]:

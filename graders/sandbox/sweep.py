@@ -1,0 +1,97 @@
+"""What grading killed from outside left on this machine, removed at the next start; never what
+a live run holds.
+
+Three kinds of leftovers: the modes of what grading closed to other users
+(:func:`graders.sandbox.uid_closing.reopen_left`), run folders
+(:func:`graders.recording.run_folders.sweep`: each is held by its run's flock while the run
+lives), and, in the uid tier, what a sandbox uid made outside its folders (processes, files at
+the top of the shared temp folders, IPC objects; a run removes its own when it ends), which is
+cleared for a uid that was reserved here once and that no run holds now (its lock,
+:mod:`graders.sandbox.uids`, is free: taking it keeps every new run off the uid while it is
+cleared).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import graders.sandbox.uid_closing as uid_closing
+import graders.sandbox.uid_tier as uid_tier
+import graders.sandbox.uid_walls as uid_walls
+import graders.sandbox.uids as uids
+from graders.recording import run_folders
+
+__all__ = ["sweep_left_behind", "clear_unheld_uids"]
+
+
+def _sandbox_uids_present() -> set[int]:
+    """The sandbox uids that own a process, a file at the top of a shared temp folder, a POSIX
+    message queue or a SysV IPC object."""
+    found = set()
+    for folder in (*uid_tier.SHARED_TEMP, "/dev/mqueue", "/proc"):
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                owner = entry.stat(follow_symlinks=False).st_uid
+            except OSError:
+                continue
+            if owner in uids.UID_RANGE:
+                found.add(owner)
+    for table in ("shm", "msg", "sem"):
+        try:
+            lines = Path(f"/proc/sysvipc/{table}").read_text().splitlines()
+        except OSError:
+            continue
+        head = lines[0].split() if lines else []
+        for line in lines[1:]:
+            row = dict(zip(head, line.split(), strict=False))
+            found |= {int(row[k]) for k in ("uid", "cuid")
+                      if row.get(k, "").isdigit() and int(row[k]) in uids.UID_RANGE}
+    return found
+
+
+def clear_unheld_uids() -> list[str]:
+    """End and remove what each sandbox uid no live run holds left (only uids reserved here
+    before: a uid of the range with no lock file is someone else's, e.g. systemd's dynamic
+    users); return what was removed. Root only."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return []
+    present = _sandbox_uids_present()
+    if not present:
+        return []
+    try:
+        folder = uids.lock_folder()
+    except OSError:
+        return []
+    removed = []
+    for uid in sorted(present):
+        if not os.path.isfile(os.path.join(folder, str(uid))):
+            continue
+        held = uids.hold(uid, folder)
+        if held is None:  # a live run's
+            continue
+        try:
+            if not uid_tier.end_uid(uid, known_alive=False):
+                removed.append(f"processes of uid {uid} (not all ended)")
+            removed += uid_tier.remove_leftovers(uid) + uid_walls.remove_ipc(uid)
+        finally:
+            held.release()
+    return removed
+
+
+def sweep_left_behind(uid_tier: bool = False) -> list[str]:
+    """Remove what grading killed before it ended left here (run folders, modes closed; with
+    ``uid_tier``, where runs go in the uid tier, what the sandbox uids made); one line each.
+    Starts no program (the tier, known to the caller, is not probed here)."""
+    removed = run_folders.sweep()
+    root = hasattr(os, "geteuid") and os.geteuid() == 0  # the uid tier is root's alone
+    if root:
+        removed += [f"{path} closed to other users (its mode put back)"
+                    for path in uid_closing.reopen_left()]
+    if uid_tier and root:
+        removed += [f"{item} (left by a sandbox uid)" for item in clear_unheld_uids()]
+    return removed
