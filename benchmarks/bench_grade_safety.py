@@ -2,7 +2,7 @@
 
 ``checkpoint-lab grade`` on N submissions (default 10) with its trace on
 (``CHECKPOINT_LAB_GRADE_TRACE``): the share of the whole run spent making the batch safe:
-(1) the snapshot of the hand-ins and the shadow course (``batch-start`` to ``batch-opened``;
+(1) the hand-ins' copy and the shadow course (``batch-start`` to ``batch-opened``;
 reading and staging the hand-ins, which grading always did, is printed apart), and (2) the
 commits, each student's folders swapped in and gradebook rows copied (``committing:<student>``
 to ``done:<student>``, summed). Goal: both under 0.1x of the run.
@@ -54,7 +54,8 @@ def main() -> None:
         commits = sum(at[f"done:{s}"] - at[f"committing:{s}"] for s in names
                       if f"done:{s}" in at)
         print(f"{len(names)} students graded in {total:.1f} s")
-        print(f"snapshot and shadow course: {setup / total:.3f}x of the run (goal: at most 0.1)")
+        print(f"the hand-ins' copy and shadow course: {setup / total:.3f}x of the run "
+              "(goal: at most 0.1)")
         print(f"reading the hand-ins and staging them in the shadow: {plan / total:.3f}x")
         print(f"commits (folders swapped, gradebook rows): {commits / total:.3f}x of the run "
               "(goal: at most 0.1)")

@@ -17,6 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("graders", "fake_llm")
 MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 60
+#: Modules in the longest chain of project imports (22 before issue 31's cuts).
+MAX_IMPORT_CHAIN = 19
 
 
 def _modules() -> dict[str, Path]:
@@ -109,6 +111,34 @@ def test_there_is_no_import_cycle():
     cycles = _cycles(_graph())
     assert not cycles, "modules that import each other (directly or round a loop): " + "; ".join(
         " <-> ".join(c) for c in cycles)
+
+
+def _longest_chain(graph: dict[str, set[str]]) -> list[str]:
+    """The longest chain of imports in ``graph`` (which has no cycle), its modules in order."""
+    longest: dict[str, list[str]] = {}
+
+    def chain(v: str) -> list[str]:
+        if v not in longest:
+            longest[v] = [v]  # a cycle would stop here; test_there_is_no_import_cycle finds it
+            longest[v] = [v] + max((chain(w) for w in sorted(graph.get(v, ()))), key=len,
+                                   default=[])
+        return longest[v]
+
+    return max((chain(v) for v in sorted(graph)), key=len, default=[])
+
+
+def test_the_chain_finder_finds_the_longest_way_down():
+    graph = {"a": {"b", "d"}, "b": {"c"}, "c": set(), "d": set(), "e": {"a"}}
+    assert _longest_chain(graph) == ["e", "a", "b", "c"]
+
+
+def test_the_longest_import_chain_is_within_the_cap():
+    """A long chain is a reader's walk through many files for one path, and a module that loads
+    much more than it needs: cut a link that is accidental (move the function to where it
+    belongs), never hide it in a lazy import (the graph counts those too)."""
+    chain = _longest_chain(_graph())
+    assert len(chain) <= MAX_IMPORT_CHAIN, \
+        f"{len(chain)} modules (cap {MAX_IMPORT_CHAIN}): " + " -> ".join(chain)
 
 
 def test_no_module_is_longer_than_the_cap():

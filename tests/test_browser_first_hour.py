@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from graders.checks.hints import hints_opened
+from graders.hint_counts import hints_opened
 from tests.browser import (
     append_code_cell,
     cells,

@@ -1,9 +1,9 @@
 """``checkpoint-lab grade`` killed (SIGKILL) at any moment of a batch loses nothing (issue 26).
 
 An uninterrupted run of a batch of three students lists the named moments it passes
-(``CHECKPOINT_LAB_GRADE_TRACE``): the start, the snapshot, each student's autograde in a worker
-(before and after nbgrader's autograde, i.e. mid-student), the journal, each folder swapped in
-(submitted, autograded, feedback), the gradebook rows written but not committed, and committed.
+(``CHECKPOINT_LAB_GRADE_TRACE``): the start, the hand-ins' copy, each student's autograde in a
+worker (before and after nbgrader's autograde, i.e. mid-student), the journal, each folder swapped
+in (submitted, autograded, feedback), the gradebook rows written but not committed, and committed.
 Then the batch is run again and killed (``CHECKPOINT_LAB_GRADE_KILL_AT``) at each of those
 moments in turn, every run picking up what the killed one left. After every kill, for every
 student, the submission, the autograded notebooks, the feedback and the gradebook rows are each
@@ -93,7 +93,7 @@ def batch(tmp_path_factory):
 def test_the_batch_passes_every_kind_of_point(batch):
     *_, before, after, points = batch
     kinds = {p.split(":")[0] for p in points}
-    assert {"batch-start", "snapshot-taken", "autograding", "autograded", "committing",
+    assert {"batch-start", "hand-ins-copied", "autograding", "autograded", "committing",
             "swapped-submitted", "swapped-autograded", "swapped-feedback", "gradebook-written",
             "gradebook-committed", "done"} <= kinds, kinds
     assert len(points) >= 20

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from graders.checks import CHECKS, NOTEBOOKS
-from graders.checks.hints import LEVELS, HintError, Hints, hint_texts, hints_opened, record_hints
+from graders.checks.hints import LEVELS, HintError, Hints, hint_texts
+from graders.hint_counts import hints_opened, record_hints
 from graders.teaching.variants import load_function
 
 

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from graders.checks.hints import Hints, hints_opened, record_hints
+from graders.checks.hints import Hints
+from graders.hint_counts import hints_opened, record_hints
 from graders.teaching.variants import load_function
 
 

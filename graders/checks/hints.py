@@ -11,8 +11,8 @@ a restarted kernel) shows the same hint and opens nothing.
 
 How many hints were opened is recorded in the notebook, not graded: each hint's output carries
 ``{"checkpoint_lab": {"hints": {...}}}`` in its metadata with the running counts, and
-`record_hints` keeps the highest count per check in the notebook's own metadata
-(``checkpoint_lab.hints``) when the notebook is saved; `hints_opened` reads them back for the
+`graders.hint_counts` keeps the highest count per check in the notebook's own metadata
+(``checkpoint_lab.hints``) when the notebook is saved and reads them back for the
 instructor. A new kernel starts from the counts saved in its notebook (``__session__``, the
 notebook's path, which Jupyter gives the kernel).
 """
@@ -28,22 +28,23 @@ from pathlib import Path
 from typing import Any
 
 from graders.checks.base import EXERCISES, load
+from graders.hint_counts import METADATA_KEY, hints_opened, record_hints
 
+# METADATA_KEY, hints_opened and record_hints live in graders.hint_counts; the path an
+# instructor's script may have from earlier releases still works.
 __all__ = [
     "Hint",
     "Hints",
     "HintError",
     "LEVELS",
-    "METADATA_KEY",
     "hint_texts",
+    "METADATA_KEY",
     "hints_opened",
     "record_hints",
 ]
 
 #: The kinds of hint, in the order they are opened.
 LEVELS = ("Nudge", "Idea", "Code")
-#: The key under which hint counts are kept in output and notebook metadata.
-METADATA_KEY = "checkpoint_lab"
 
 
 class HintError(ValueError):
@@ -167,30 +168,6 @@ class Hints:
         return Hint(self.notebook, None, 0, "", text, self.opened)
 
 
-def _merged(found: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The highest count per check among ``found`` (hint counts), or None when there are none."""
-    if not found:
-        return None
-    opened: dict[str, int] = {}
-    for counts in found:
-        for check_id, n in (counts.get("opened") or {}).items():
-            if isinstance(n, int):
-                opened[check_id] = max(opened.get(check_id, 0), n)
-    return {"notebook": found[-1].get("notebook"), "opened": opened,
-            "total": sum(opened.values())}
-
-
-def _latest_counts(nb: dict) -> dict[str, Any] | None:
-    """The counts of every hint output in ``nb``, merged (cells may run in any order)."""
-    found = []
-    for cell in nb.get("cells", []):
-        for output in cell.get("outputs", []) or []:
-            counts = (output.get("metadata") or {}).get(METADATA_KEY, {}).get("hints")
-            if isinstance(counts, dict):
-                found.append(counts)
-    return _merged(found)
-
-
 def _saved_counts(notebook_path: Any) -> dict[str, int]:
     """The hint counts saved in the notebook at ``notebook_path`` ({} when there are none)."""
     if not isinstance(notebook_path, str) or not notebook_path.endswith(".ipynb"):
@@ -200,26 +177,3 @@ def _saved_counts(notebook_path: Any) -> dict[str, int]:
         return dict(hints_opened(nb))
     except (OSError, ValueError, TypeError, AttributeError):
         return {}
-
-
-def record_hints(nb: dict) -> dict:
-    """Keep the highest hint counts of ``nb``'s outputs and metadata in its metadata; return it.
-
-    Meant for the notebook server's save hook, so the counts stay in the notebook even where
-    the outputs are cleared later, and never go down. A notebook with no hint output is left as
-    it is.
-    """
-    counts = _latest_counts(nb)
-    if counts is not None:
-        saved = nb.get("metadata", {}).get(METADATA_KEY, {}).get("hints")
-        if isinstance(saved, dict):
-            counts = _merged([saved, counts])
-        nb.setdefault("metadata", {}).setdefault(METADATA_KEY, {})["hints"] = counts
-    return nb
-
-
-def hints_opened(nb: dict) -> dict[str, int]:
-    """How many hints a student opened in ``nb`` (a notebook as a dict), by check id."""
-    saved = nb.get("metadata", {}).get(METADATA_KEY, {}).get("hints")
-    counts = _merged([c for c in (saved, _latest_counts(nb)) if isinstance(c, dict)]) or {}
-    return dict(counts.get("opened", {}))

@@ -216,8 +216,8 @@ def _open_course(args: argparse.Namespace):
 
 
 def _open_batch(args: argparse.Namespace, course):
-    """The batch (a snapshot of SUBMISSIONS, a shadow course), its students planned: a backup
-    of the gradebook first, each warning printed; (batch, found, handed-in notebooks)."""
+    """The batch (the hand-ins' copy of SUBMISSIONS, a shadow course), its students planned: a
+    backup of the gradebook first, each warning printed; (batch, found, handed-in notebooks)."""
     from graders.cli import UsageError
     from graders.nbgrader_plumbing.grading_batch import open_batch, plan_students
     from graders.nbgrader_plumbing.submissions import (
@@ -237,13 +237,13 @@ def _open_batch(args: argparse.Namespace, course):
     if batch.resumed:
         print(f"resuming the batch cut short in {batch.work} (same SUBMISSIONS)")
     try:
-        found = find_submissions(batch.snapshot, course)
+        found = find_submissions(batch.hand_ins, course)
     except LayoutError as err:
         from graders.nbgrader_plumbing.grading_batch import close_batch
 
         close_batch(batch)
-        raise UsageError(str(err).replace(str(batch.snapshot), str(args.submissions))) from err
-    handed_in = {s: handed_in_notebooks(batch.snapshot, s, course) for s in found.students}
+        raise UsageError(str(err).replace(str(batch.hand_ins), str(args.submissions))) from err
+    handed_in = {s: handed_in_notebooks(batch.hand_ins, s, course) for s in found.students}
     plan_students(batch, found, handed_in, args.force)
     for student in found.students:
         for note in batch.journal.students.get(student, {}).get("notes", []):
@@ -255,7 +255,7 @@ def _backup(course) -> Path:
     """A copy of the course's gradebook from before the batch, in ``gradebook-backups/``."""
     import time
 
-    from graders.nbgrader_plumbing.snapshot import backup_gradebook
+    from graders.nbgrader_plumbing.copies import backup_gradebook
 
     folder = course.root / "gradebook-backups"
     folder.mkdir(exist_ok=True)

@@ -25,10 +25,11 @@ import traceback
 
 from graders.inprocess.patching import Output, recording
 from graders.inprocess.run_state import ProcessExit, RunState, Stop
-from graders.inprocess.scratch import Scratch
+from graders.inprocess.scratch import TMP, WORK, Scratch
 from graders.inprocess.support import scratch_dir
 from graders.judge.recording import Recording, Snapshot
 from graders.recording.calls import CallServer
+from graders.recording.leftovers import put_back
 
 try:  # the channel's CallServer.handle takes a Frame where framing has one
     from graders.recording.framing import Frame as _Frame
@@ -120,30 +121,9 @@ class _Run(RunState):
                            "error": ""}
 
     def _put_back(self) -> None:
-        """A restart: the files a crash left (``seed``: paths under ``/work`` and ``/tmp``,
-        bytes in base64) put back before the code is loaded, as the sandbox's bootstrap does,
-        with the same file operations, recorded."""
-        import binascii
-
-        for entry in self.seed or []:
-            root, _, rest = entry["path"].lstrip("/").partition("/")
-            if root not in ("work", "tmp") or ".." in rest.split("/"):
-                continue
-            path, kind = f"/{root}/{rest}", entry["kind"]
-            if kind == "dir":
-                os.makedirs(path, exist_ok=True)
-            elif kind == "symlink":
-                os.symlink(entry["target"], path)
-            elif kind == "fifo":
-                os.mkfifo(path)
-            elif kind == "file":
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-                try:
-                    data = memoryview(binascii.a2b_base64(entry["data"]))
-                    while data:
-                        data = data[os.write(fd, data):]
-                finally:
-                    os.close(fd)
+        """A restart: the files a crash left put back before the code is loaded, by the
+        function the sandbox's bootstrap runs, with the same file operations, recorded."""
+        put_back(self.seed or [], {WORK: WORK, TMP: TMP}, os.getpid())
 
     def _handle(self, op: str, fields: dict) -> bool:
         if _Frame is not None:

@@ -1,5 +1,5 @@
-"""What the forking harness's sides share: its errors, the files a child leaves, where crash runs
-can happen, and a scenario by name.
+"""What the forking harness's sides share: its errors, the files a child leaves, and where crash
+runs can happen.
 
 - :class:`HarnessError` (and :class:`RunnerDied`): the harness itself could not do what was
   asked; never raised for anything a submission does.
@@ -23,7 +23,7 @@ except ImportError:  # not POSIX
     resource = None
 
 __all__ = ["HarnessError", "RunnerDied", "CHECKPOINT", "EVENTS", "LEDGER", "STDOUT", "STDERR",
-           "unsupported_reason", "scratch_dir", "scenario_of"]
+           "unsupported_reason", "scratch_dir"]
 
 EVENTS = "events.jsonl"
 LEDGER = "ledger.jsonl"
@@ -71,16 +71,3 @@ def scratch_dir() -> str | None:
     if free >= _SCRATCH_NEEDED and os.access(shm, os.W_OK | os.X_OK):
         return shm
     return None
-
-
-def scenario_of(scenario):
-    """The fake_llm Scenario named ``scenario`` (a Scenario is returned as is); an unknown name
-    is a :class:`HarnessError` naming the scenarios there are."""
-    import fake_llm
-
-    if isinstance(scenario, str):
-        try:
-            return fake_llm.load_scenario(scenario)
-        except fake_llm.FakeLLMError as err:
-            raise HarnessError(str(err)) from None
-    return scenario

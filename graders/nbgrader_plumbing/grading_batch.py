@@ -1,12 +1,12 @@
 """A grading batch that never writes what it reads and survives being killed.
 
-:func:`open_batch` snapshots the folder of hand-ins and makes a shadow course (or, when a batch
-of the same folder was cut short, picks it up where it stopped); :func:`plan_students` stages
-each student's submission in the shadow course (nbgrader's own files kept) or keeps their
-earlier grade when their work cannot be read; :func:`grade_batch` autogrades in the shadow and
-commits each student as they finish (`graders.nbgrader_plumbing.student_commit`);
-:func:`close_batch` removes the work folder. The course's own files change only through
-commits. :func:`batch_lock` keeps two batches of one course apart.
+:func:`open_batch` makes the hand-ins' copy (the folder of hand-ins copied whole) and a shadow
+course (or, when a batch of the same folder was cut short, picks it up where it stopped);
+:func:`plan_students` stages each student's submission in the shadow course (nbgrader's own files
+kept) or keeps their earlier grade when their work cannot be read; :func:`grade_batch` autogrades
+in the shadow and commits each student as they finish (`graders.nbgrader_plumbing.student_commit`);
+:func:`close_batch` removes the work folder. The course's own files change only through commits.
+:func:`batch_lock` keeps two batches of one course apart.
 """
 
 from __future__ import annotations
@@ -20,18 +20,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from graders.nbgrader_plumbing.copies import copy_hand_ins, merge_submission, shadow_course
 from graders.nbgrader_plumbing.course import Course
 from graders.nbgrader_plumbing.durable import point
 from graders.nbgrader_plumbing.gradebook_rows import has_grade
-from graders.nbgrader_plumbing.snapshot import merge_submission, shadow_course, snapshot
 from graders.nbgrader_plumbing.student_commit import Journal, commit_student
 from graders.nbgrader_plumbing.submissions import notebook_for_grading
 
-__all__ = ["WORK_DIR", "Batch", "BatchBusy", "batch_lock", "open_batch", "plan_students",
-           "grade_batch", "close_batch"]
+__all__ = ["WORK_DIR", "HAND_INS", "Batch", "BatchBusy", "batch_lock", "open_batch",
+           "plan_students", "grade_batch", "close_batch"]
 
-#: The course's folder for a batch's work (snapshot, shadow course, journal) and its lock.
+#: The course's folder for a batch's work (the hand-ins' copy, shadow course, journal), its lock.
 WORK_DIR = ".checkpoint-lab-grading"
+#: The hand-ins' copy's folder in a batch's work folder.
+HAND_INS = "hand-ins"
 
 
 class BatchBusy(RuntimeError):
@@ -50,8 +52,9 @@ class Batch:
     backup: Path | None = None
 
     @property
-    def snapshot(self) -> Path:
-        return self.work / "snapshot"
+    def hand_ins(self) -> Path:
+        """The hand-ins' copy: the folder of hand-ins as the batch copied it, all it reads."""
+        return self.work / HAND_INS
 
 
 @contextmanager
@@ -102,7 +105,7 @@ def open_batch(course: Course, source: Path, *, force: bool, dry_run: bool) -> B
         work = course.root / WORK_DIR / "batch"
         journal = Journal.load(work / "journal.json")
         if journal and journal.data.get("source") == str(source) \
-                and journal.data.get("force") == force:
+                and journal.data.get("force") == force and (work / HAND_INS).is_dir():
             return Batch(course, work, Course(work / "shadow", course.assignment), journal,
                          dry_run, resumed=True)
         if journal:
@@ -112,8 +115,8 @@ def open_batch(course: Course, source: Path, *, force: bool, dry_run: bool) -> B
             shutil.rmtree(trash, ignore_errors=True)
     work.mkdir(parents=True)
     point("batch-start")
-    snapshot(source, work / "snapshot", skip=course.root / WORK_DIR)
-    point("snapshot-taken")
+    copy_hand_ins(source, work / HAND_INS, skip=course.root / WORK_DIR)
+    point("hand-ins-copied")
     shadow = shadow_course(course, work / "shadow")
     journal = Journal(work / "journal.json", {"source": str(source), "force": force,
                                               "planned": False, "students": {}})
@@ -216,8 +219,8 @@ def grade_batch(batch: Batch, *, jobs, feedback: bool, timeout, on_done) -> None
 
 
 def close_batch(batch: Batch) -> None:
-    """Remove the batch's work folder (its snapshot, shadow course and journal), the grading
-    workers' log kept in the course (`grading_worker.LOG_NAME`) when they wrote to it."""
+    """Remove the batch's work folder (its hand-ins' copy, shadow course and journal), the
+    grading workers' log kept in the course (`grading_worker.LOG_NAME`) when they wrote to it."""
     from graders.nbgrader_plumbing.grading_worker import LOG_NAME
 
     log = batch.shadow.root / LOG_NAME

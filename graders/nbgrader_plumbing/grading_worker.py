@@ -17,6 +17,7 @@ from pathlib import Path
 
 from graders.nbgrader_plumbing.course import nbgrader_api
 from graders.nbgrader_plumbing.durable import die_with_parent, point
+from graders.nbgrader_plumbing.gradings import close_gradings
 
 __all__ = ["LOG_NAME", "STUDENT_TIMEOUT", "quiet_sqlalchemy", "worker_init", "grade_one"]
 
@@ -118,6 +119,8 @@ def grade_one(student: str, assignment: str, feedback: bool,
                 expired = True
     except _OutOfTime:  # in the instant between the work and the end of the limit
         expired = True
+    finally:  # the next student's gradings never wait behind this one's
+        close_gradings()
     # nbgrader's own log capture catches even a BaseException: the clock says what happened
     late = expired or bool(timeout and time.monotonic() - started >= timeout)
     stopped = (f"it took longer than {timeout:g} s, so it was stopped (is a notebook far larger "

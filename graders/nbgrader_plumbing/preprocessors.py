@@ -18,14 +18,14 @@
   (:func:`graders.checks.submission_from_notebook`: ``{grade_id: code}``), grade it in fresh
   processes outside the student's kernel (:func:`graders.checks.grade_submission`), store each
   check's result as JSON in its test cell's metadata and write the verdict into its outputs, so
-  that nbgrader's own SaveAutoGrades scores what the code really earns.
+  that nbgrader's own SaveAutoGrades scores what the code really earns. The gradings run on
+  threads of the submission's own (:mod:`graders.nbgrader_plumbing.gradings`).
 
 The configuration that wires them in is written by :mod:`graders.nbgrader_plumbing.course`.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import json
 import re
 import traceback
@@ -40,6 +40,7 @@ from graders.nbgrader_plumbing.cells import (
     autograded_test_cells,
     verdict_outputs,
 )
+from graders.nbgrader_plumbing.gradings import Gradings, gradings_of
 from graders.nbgrader_plumbing.split_cells import JoinSplitCells
 from graders.workspace.notebooks import kernel_language_info
 
@@ -47,7 +48,6 @@ __all__ = ["ReleaseStarter", "KernelLanguageInfo", "RestoreTestCells", "JoinSpli
            "RunNothing", "StartVerdicts", "WriteVerdicts"]
 
 _VERDICTS = "checkpoint_lab_verdicts"
-_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="verdicts")
 
 MARK_SCHEME_BEGIN = "=== BEGIN MARK SCHEME ==="
 MARK_SCHEME_END = "=== END MARK SCHEME ==="
@@ -211,22 +211,19 @@ def _grade_cells(cells, timeout: float | None) -> dict:
     return grade_submission(cells, cells.notebook, include_hidden=True, **kwargs)
 
 
-#: Gradings started, by the answer cells' key: a notebook's grading may be started early, while
-#: nbgrader still works on the submission's other notebooks.
-_STARTED: dict[tuple, concurrent.futures.Future] = {}
 _SIBLING_CAP = 4 << 20
 
 
-def _start(cells, timeout: float | None) -> concurrent.futures.Future:
-    key = cells.key()
-    if key not in _STARTED:
-        if len(_STARTED) > 32:  # a worker grades student after student: forget old ones
-            _STARTED.clear()
-        _STARTED[key] = _POOL.submit(_grade_cells, cells, timeout)
-    return _STARTED[key]
+def _gradings(preprocessor, resources: dict) -> Gradings:
+    """The gradings of the submission being converted (its folder), in ``preprocessor``'s
+    autograde run (nbgrader makes the preprocessors anew for every notebook; their exporter
+    lasts the whole run)."""
+    folder = str((resources.get("metadata") or {}).get("path") or "")
+    return gradings_of(preprocessor.parent, folder, _grade_cells)
 
 
-def _start_siblings(resources: dict, current: str, timeout: float | None) -> None:
+def _start_siblings(gradings: Gradings, resources: dict, current: str,
+                    timeout: float | None) -> None:
     """Start grading the submission's other exercise notebooks now (nbgrader converts one
     notebook at a time); each is used only if nbgrader then hands over the same answer code."""
     import os
@@ -245,7 +242,7 @@ def _start_siblings(resources: dict, current: str, timeout: float | None) -> Non
             if name == current or not stat.S_ISREG(info.st_mode) or info.st_size > _SIBLING_CAP:
                 continue
             nb = NotebookNode(json.loads(path.read_text(encoding="utf-8")))
-            _start(submission_from_notebook(nb, notebook=name), timeout)
+            gradings.start(submission_from_notebook(nb, notebook=name), timeout)
         except Exception:  # noqa: BLE001 - only a head start; nbgrader's own turn grades it
             continue
 
@@ -270,8 +267,12 @@ class StartVerdicts(NbGraderPreprocessor):
             cells = submission_from_notebook(nb, notebook=notebook)
         except Exception:  # noqa: BLE001 - WriteVerdicts grades (and reports) it itself
             return nb, resources
-        resources[_VERDICTS] = (cells, _start(cells, self.timeout))
-        _start_siblings(resources, notebook, self.timeout)
+        gradings = _gradings(self, resources)
+        resources[_VERDICTS] = (cells, gradings.start(cells, self.timeout))
+        if self.parent is None:  # no run to share a head start with: this grading alone
+            gradings.close(cancel=False)
+        else:
+            _start_siblings(gradings, resources, notebook, self.timeout)
         return nb, resources
 
 
@@ -291,13 +292,14 @@ class WriteVerdicts(NbGraderPreprocessor):
         help="Seconds a submission's crash matrix may take in all (None: graders.checks' own)",
     ).tag(config=True)
 
-    def _results(self, nb: NotebookNode, notebook: str, started) -> tuple:
+    def _results(self, nb: NotebookNode, notebook: str, started, resources: dict) -> tuple:
         """(answer cells, results, failure): the grading, or why it failed."""
         from graders.checks import submission_from_notebook
 
         try:
             if started is not None:
-                _STARTED.pop(started[0].key(), None)
+                if self.parent is not None:
+                    _gradings(self, resources).taken(started[0])
                 return started[0], started[1].result(), None
             cells = submission_from_notebook(nb, notebook=notebook)
             return cells, _grade_cells(cells, self.timeout), None
@@ -312,7 +314,8 @@ class WriteVerdicts(NbGraderPreprocessor):
         from graders.checks.record import METADATA_KEY, failure_record, record_of
 
         notebook = _notebook_name(resources)
-        cells, results, failure = self._results(nb, notebook, resources.pop(_VERDICTS, None))
+        cells, results, failure = self._results(nb, notebook, resources.pop(_VERDICTS, None),
+                                                resources)
         for cell in autograded_test_cells(nb):
             grade_id = cell.metadata["nbgrader"]["grade_id"]
             points = float(cell.metadata["nbgrader"].get("points", 0))

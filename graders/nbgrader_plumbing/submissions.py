@@ -6,10 +6,11 @@ batch: a file that is not a notebook, or larger than a notebook of the course ma
 (`graders.checks.answer_cells.MAX_NOTEBOOK_BYTES` of sources, ``MAX_CELLS``, ``MAX_FILE_BYTES`` in
 all), is left out (nbgrader then scores that notebook 0, as for a missing file) and noted. Only
 regular files and folders are read: a symbolic link (which could hand one student another's
-notebook) is refused and noted, and never followed. Grading reads a snapshot of the folder, never
-the folder itself (`graders.nbgrader_plumbing.grading_batch`), and hands nbgrader each gradable
-notebook as nbformat 4 without its stored outputs (:func:`notebook_for_grading`; grading throws
-them away, and a notebook of an older format is read as version 4).
+notebook) is refused and noted, and never followed. Grading reads the hand-ins' copy (the
+folder copied whole), never the folder itself (`graders.nbgrader_plumbing.grading_batch`), and
+hands nbgrader each gradable notebook as nbformat 4 without its stored outputs
+(:func:`notebook_for_grading`; grading throws them away, and a notebook of an older format is
+read as version 4).
 """
 
 from __future__ import annotations

@@ -16,15 +16,13 @@ trace shows this header written; ``pid`` and ``k`` (this process's count) only k
 frame and its reply cross the socket at a time, under a lock of this process's threads and an
 ``flock`` of this file shared by its processes (a forked child opens its own, so the two
 exclude each other). MODE ``restart`` first puts back the files of a crash state, listed in
-``seed.json`` beside SOURCE, then runs as ``loop``.
+``seed.json`` beside SOURCE (with ``leftovers.py``, also beside it), then runs as ``loop``.
 """
 
 import _socket
-import binascii
 import fcntl
 import json
 import os
-import re
 import sys
 import threading
 
@@ -150,37 +148,17 @@ def _describe(value):
 
 
 def _seed():
-    """Put back the files a crash left (``seed.json``: paths as the judge names them, under
-    ``/work`` and ``/tmp``), before the submission is loaded, as a restarted process finds them;
-    a name the judge marks as made from the killed process's id is made from this one's."""
-    with open(os.path.join(os.path.dirname(_SOURCE), "seed.json"), encoding="utf-8") as f:
+    """Put back the files a crash left (``seed.json`` beside SOURCE) before the submission is
+    loaded, as a restarted process finds them, with ``leftovers.py`` beside this file (the
+    in-process recorder's own ``graders/recording/leftovers.py``, copied here by the sandbox)."""
+    here = os.path.dirname(_SOURCE)
+    with open(os.path.join(here, "seed.json"), encoding="utf-8") as f:
         entries = json.load(f)
+    shared = {"__name__": "leftovers"}
+    with open(os.path.join(here, "leftovers.py"), encoding="utf-8") as f:
+        exec(compile(f.read(), "leftovers.py", "exec"), shared)
     roots = {"/work": os.getcwd(), "/tmp": os.environ.get("TMPDIR") or "/tmp"}
-    for entry in entries:
-        root, _, rest = entry["path"].lstrip("/").partition("/")
-        if "/" + root not in roots or ".." in rest.split("/"):
-            continue
-        killed = entry.get("named_after_pid")
-        if isinstance(killed, int) and killed != os.getpid():  # this restart's own id instead
-            folder, _, name = rest.rpartition("/")
-            name = re.sub(rf"(?<![0-9]){killed}(?![0-9])", str(os.getpid()), name)
-            rest = folder + "/" + name if folder else name
-        path = os.path.join(roots["/" + root], rest)
-        kind = entry["kind"]
-        if kind == "dir":
-            os.makedirs(path, exist_ok=True)
-        elif kind == "symlink":
-            os.symlink(entry["target"], path)
-        elif kind == "fifo":
-            os.mkfifo(path)
-        elif kind == "file":
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            try:
-                data = memoryview(binascii.a2b_base64(entry["data"]))
-                while data:
-                    data = data[os.write(fd, data):]
-            finally:
-                os.close(fd)
+    shared["put_back"](entries, roots, os.getpid())
 
 
 def main():

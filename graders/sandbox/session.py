@@ -20,6 +20,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import graders.recording.leftovers as leftovers
 import graders.sandbox.box as box
 import graders.sandbox.filters as filters
 import graders.sandbox.uid_budget as uid_budget
@@ -41,6 +42,7 @@ _OUTPUT_TAIL = 4000
 #: hex; an honest run leaves under 10 MB): more is the submission's failure, stopped as over budget.
 TRACE_BUDGET = 24 << 20
 _BOOTSTRAP = Path(__file__).with_name("_bootstrap.py")
+_LEFTOVERS = Path(leftovers.__file__)
 
 
 class Session:
@@ -236,7 +238,9 @@ class Session:
             entries = [e for e in entries if e["path"].startswith(WORK + "/")]
         path = self.run_dir / "grader" / "seed.json"
         path.write_text(json.dumps(entries), encoding="utf-8")
-        os.chmod(path, 0o644)
+        shutil.copyfile(_LEFTOVERS, path.with_name("leftovers.py"))
+        for written in (path, path.with_name("leftovers.py")):
+            os.chmod(written, 0o644)
         self.mode = "restart"
 
     def fill_disk_at(self, op: str, index: int) -> None:

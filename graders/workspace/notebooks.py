@@ -224,10 +224,10 @@ def before_save(model: dict, **_kwargs) -> None:
     cell imports ``graders``, or an output is one of its widgets or hints). The course's widgets
     name their hint in the output's metadata (`graders.teaching._fallback.RERUN_KEY`; an empty
     hint drops the output); any other widget gets `WIDGET_HINT`. The hint counts are kept in the
-    notebook's metadata (`graders.checks.hints.record_hints`). Only the file changes: the
+    notebook's metadata (`graders.hint_counts.record_hints`). Only the file changes: the
     notebook on screen keeps its live widgets.
     """
-    from graders.checks.hints import METADATA_KEY, record_hints
+    from graders.hint_counts import METADATA_KEY, record_hints
     from graders.teaching._fallback import RERUN_KEY
 
     if model.get("type") != "notebook" or not isinstance(model.get("content"), dict):

@@ -1,8 +1,9 @@
 """Copies a grading batch works on, so that it never writes what it reads.
 
-:func:`snapshot` copies the folder of hand-ins whole, byte for byte (``timestamp.txt``,
-``submission_secret.txt`` and every other file, their times too); grading reads the copy only,
-so a source that is also the destination (the course's own ``submitted/``) is safe.
+:func:`copy_hand_ins` makes the hand-ins' copy: the folder of hand-ins copied whole, byte for
+byte (``timestamp.txt``, ``submission_secret.txt`` and every other file, their times too);
+grading reads the copy only, so a source that is also the destination (the course's own
+``submitted/``) is safe.
 :func:`shadow_course` makes a copy of the course (its config, source notebooks and gradebook)
 where nbgrader grades; :func:`backup_gradebook` copies a gradebook with SQLite's backup API.
 """
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from graders.nbgrader_plumbing.course import CONFIG_NAME, Course
 
-__all__ = ["snapshot", "shadow_course", "backup_gradebook", "merge_submission"]
+__all__ = ["copy_hand_ins", "shadow_course", "backup_gradebook", "merge_submission"]
 
 
 def _copy_entry(src: Path, dest: Path, skip: Path | None) -> None:
@@ -36,7 +37,7 @@ def _copy_entry(src: Path, dest: Path, skip: Path | None) -> None:
     # anything else (a FIFO, a device) is not a hand-in: it is left out
 
 
-def snapshot(source: Path, dest: Path, skip: Path | None = None) -> Path:
+def copy_hand_ins(source: Path, dest: Path, skip: Path | None = None) -> Path:
     """Copy the folder ``source`` to ``dest`` (which must not exist) byte for byte, links as
     links, leaving out ``skip`` (the batch's own work folder, were it inside)."""
     _copy_entry(Path(source), Path(dest), skip.resolve() if skip else None)
@@ -75,7 +76,7 @@ def _not_regular(folder: str, names: list[str]) -> set[str]:
 def merge_submission(kept: Path, handed_in: Path, dest: Path) -> None:
     """Make ``dest``: the files of ``kept`` (the course's ``submitted/<student>/<assignment>/``,
     when there is one: nbgrader's ``timestamp.txt`` and the rest) with the regular files of
-    ``handed_in`` (the student's folder in the snapshot) over them. Links are left out."""
+    ``handed_in`` (the student's folder in the hand-ins' copy) over them. Links are left out."""
     if kept.is_dir() and not kept.is_symlink():
         shutil.copytree(kept, dest, ignore=_not_regular)
     else:
