@@ -437,7 +437,9 @@ def test_fast_and_slow_together_are_refused(tmp_path):
 def test_the_fast_tier_knows_the_programs_it_leaves_out():
     from tests.speeds import watched
 
-    assert watched(["/usr/bin/bwrap", "--ro-bind", "/", "/", "true"]) == "bwrap"
+    assert watched(["/usr/bin/bwrap", "--ro-bind", "/", "/", "python3", "x.py"]) == "bwrap"
+    assert watched(["/usr/bin/bwrap", "--ro-bind", "/", "/", "true"]) is None  # the probe
+    assert watched(["strace", "-f", "-qq", "-o", "/dev/null", "--", "true"]) is None
     assert watched("strace -f -o trace python3 x.py") == "strace"
     assert watched(["sh", "-c", "exec chromium --headless about:blank"]) == "chromium"
     assert watched(["sh", "-c", "chromium --headless about:blank"]) == "chromium"
