@@ -31,8 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # own is tested in tests/test_teaching_quiz.py, which sets and clears this itself.
 os.environ.setdefault("CHECKPOINT_LAB_QUIZ_SEED", "authored")
 
-#: ``--fast`` and ``--slow``, the suite's two speeds, and the fast tier's watch.
-pytest_plugins = ["tests.speeds"]
+#: ``--fast`` and ``--slow``, the suite's two speeds, and the fast tier's watch; every fixture
+#: graded once per run (``dev_check``, ``graded``).
+pytest_plugins = ["tests.speeds", "tests.graded"]
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
