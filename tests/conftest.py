@@ -455,11 +455,10 @@ def grade_catalog_batch(scratch: Path, wrap: tuple[str, ...] = (),
     :data:`STUDENTS`), grade them all in one batch contained in a PID namespace of its own, the
     grade command run under ``wrap`` (a command prefix, such as :func:`docker_root`'s); what the
     tests of the batch look at."""
-    from graders.nbgrader_plumbing.course import build_course
-    from tests.fixtures.notebooks.course_cache import TEST_CELL_TIMEOUT
+    from tests.fixtures.notebooks.course_cache import fresh_course
 
     require_tools()
-    course = build_course(scratch / "course", cell_timeout=TEST_CELL_TIMEOUT)
+    course = fresh_course(scratch / "course")
     releases = {level: json.loads((course.release_dir / f"{level}.ipynb").read_text())
                 for level in _catalog().LEVELS}
     students = STUDENTS if students is None else students
