@@ -31,8 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # own is tested in tests/test_teaching_quiz.py, which sets and clears this itself.
 os.environ.setdefault("CHECKPOINT_LAB_QUIZ_SEED", "authored")
 
-#: ``--fast`` and ``--slow``, the suite's two speeds, and the fast tier's watch.
-pytest_plugins = ["tests.speeds"]
+#: ``--fast`` and ``--slow``, the suite's two speeds, and the fast tier's watch; every fixture
+#: graded once per run (``dev_check``, ``graded``).
+pytest_plugins = ["tests.speeds", "tests.graded"]
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
@@ -473,11 +474,10 @@ def grade_catalog_batch(scratch: Path, wrap: tuple[str, ...] = (),
     :data:`STUDENTS`), grade them all in one batch contained in a PID namespace of its own, the
     grade command run under ``wrap`` (a command prefix, such as :func:`docker_root`'s); what the
     tests of the batch look at."""
-    from graders.nbgrader_plumbing.course import build_course
-    from tests.fixtures.notebooks.course_cache import TEST_CELL_TIMEOUT
+    from tests.fixtures.notebooks.course_cache import fresh_course
 
     require_tools()
-    course = build_course(scratch / "course", cell_timeout=TEST_CELL_TIMEOUT)
+    course = fresh_course(scratch / "course")
     releases = {level: json.loads((course.release_dir / f"{level}.ipynb").read_text())
                 for level in _catalog().LEVELS}
     students = STUDENTS if students is None else students

@@ -164,9 +164,9 @@ def test_reference_passes_say_what_was_done(reference2):
 
 
 @pytest.mark.sandbox
-def test_a_fix_of_only_the_write_earns_the_atomic_save_on_its_own():
-    results = grade_submission((SUBMISSIONS / "fails_save_point_a_not_saved.py").read_text(),
-                               L2, include_hidden=False)
+@pytest.mark.timeout(1500)  # the first to ask for `graded` waits for the session's dev check
+def test_a_fix_of_only_the_write_earns_the_atomic_save_on_its_own(graded):
+    results = graded(L2, SUBMISSIONS / "fails_save_point_a_not_saved.py")
     assert results["l2_atomic_save"].passed
     assert "left no trace" in results["l2_save_point_a"].message
     torn = [v for v in results["l2_atomic_save"].verdicts if v.kind == "torn_write"]
@@ -175,9 +175,9 @@ def test_a_fix_of_only_the_write_earns_the_atomic_save_on_its_own():
 
 
 @pytest.mark.sandbox
-def test_in_place_write_is_told_its_write_is_torn():
-    results = grade_submission((SUBMISSIONS / "fails_atomic_in_place_write.py").read_text(), L2,
-                               include_hidden=False)
+@pytest.mark.timeout(1500)
+def test_in_place_write_is_told_its_write_is_torn(graded):
+    results = graded(L2, SUBMISSIONS / "fails_atomic_in_place_write.py")
     message = results["l2_atomic_save"].message
     assert "torn_write_save_1" in message and "not valid JSON" in message
     assert "a torn write" in message

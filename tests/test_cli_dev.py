@@ -85,9 +85,23 @@ def test_a_fixture_graded_otherwise_than_its_table_says_makes_dev_check_fail(tmp
              "passes_really": dict.fromkeys(ids, True),
              "fails_file_misnamed": dict.fromkeys(ids, True), "ghost": dict.fromkeys(ids, True)}
     (folder / "expected.json").write_text(json.dumps(truth))
-    status = main(["dev", "check", "--exercise", L3, "--root", str(root)])
+    records = tmp_path / "records.json"
+    status = main(["dev", "check", "--exercise", L3, "--root", str(root), "--records",
+                   str(records)])
     out = capsys.readouterr().out
     assert status == 1
+    kept = json.loads(records.read_text())  # what it graded, as the suite's records keep it
+    assert "bubblewrap tier" in kept["tier"] and list(kept["exercises"]) == [L3]
+    graded = kept["exercises"][L3]
+    assert sorted(graded["fixtures"]) == [f"tests/fixtures/{L3}/{name}.py" for name in (
+        "fails_file_misnamed", "passes_but_does_not", "passes_really", "starter")]
+    got = {Path(rel).stem: {c: r["passed"] for c, r in results.items()}
+           for rel, results in graded["fixtures"].items()}
+    assert got == {"fails_file_misnamed": dict.fromkeys(ids, True),  # the reference's code
+                   "passes_but_does_not": dict.fromkeys(ids, False),  # the starter's
+                   "passes_really": dict.fromkeys(ids, True), "starter": dict.fromkeys(ids, False)}
+    assert all(r["passed"] for r in graded["reference"].values())
+    assert not any(r["passed"] for r in graded["starter"].values())
     assert f"{L3}: FAIL (release in sync;" in out and "3/4 fixtures as named" in out
     assert "passes_but_does_not.py: l3_file_synced failed, expected.json says pass" in out
     assert "03_power_cut/expected.json: ghost has no fixture file" in out

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from graders.checks.grading import grade_submission
 from tests.fixtures import catalog
 
 pytestmark = pytest.mark.sandbox
@@ -62,10 +61,11 @@ def test_a_self_check_is_fair_to_both_saves_in_every_environment(env):
         assert "memory map (mmap)" in message and "f.write" in message, message
 
 
-def test_grading_fails_the_mapped_save_and_says_why_and_credits_the_memfd_one():
-    mapped = grade_submission((catalog.CATALOGS[LEVEL] / f"{MAPPED}.py").read_text(), LEVEL)
+@pytest.mark.timeout(1500)  # the first to ask for `graded` waits for the session's dev check
+def test_grading_fails_the_mapped_save_and_says_why_and_credits_the_memfd_one(graded):
+    mapped = graded(LEVEL, catalog.CATALOGS[LEVEL] / f"{MAPPED}.py")
     assert not any(r.passed for r in mapped.values())
     assert all(r.status == "failed" for r in mapped.values())
     assert any("memory map (mmap)" in r.message for r in mapped.values())
-    memfd = grade_submission((catalog.CATALOGS[LEVEL] / f"{MEMFD}.py").read_text(), LEVEL)
+    memfd = graded(LEVEL, catalog.CATALOGS[LEVEL] / f"{MEMFD}.py")
     assert all(r.passed for r in memfd.values()), {k: r.message for k, r in memfd.items()}

@@ -8,7 +8,9 @@ truth table of the fixtures). A fixture's name must agree with its row (:func:`n
 ``passes_*`` passes every check; ``starter``, ``cheat_*`` and ``fails_all_*`` fail every one;
 ``fails_<check>_*`` fails the check it names (and what else its row says). One line per
 exercise, then the mismatches; exit status 1 on any. ``--root`` checks another course checkout
-laid out as this one (``exercises/``, ``solutions/``, ``tests/fixtures/``).
+laid out as this one (``exercises/``, ``solutions/``, ``tests/fixtures/``). ``--records FILE``
+writes every result it graded there as JSON (:func:`write_records`): the test suite grades each
+fixture once per run and asserts on those records.
 
 A fixture file is the answer cell its exercise's record names (``Exercise.fixture_cell``), or a
 whole submission (`graders.checks.answer_cells.fixture_cells`); its row lists the checks it is
@@ -24,7 +26,7 @@ import json
 from pathlib import Path
 
 __all__ = ["add_arguments", "run", "fixtures_of", "truth_of", "name_problem", "unexpected_files",
-           "ROOT"]
+           "write_records", "ROOT"]
 
 #: The checkout this package runs from.
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,6 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jobs", "-j", type=int, default=2, help="submissions graded at once")
     parser.add_argument("--root", metavar="DIR", type=Path, default=ROOT,
                         help="the course checkout to check (default: this one)")
+    parser.add_argument("--records", metavar="FILE", type=Path,
+                        help="check: also write every result graded, as JSON, to FILE")
 
 
 def fixtures_of(notebook: str, root: Path = ROOT) -> list[Path]:
@@ -155,8 +159,10 @@ def _table_problems(notebook: str, root: Path, ids: list[str]) -> list[str]:
     return problems
 
 
-def _grade_fixtures(notebook: str, root: Path, jobs: int) -> tuple[int, list[str]]:
-    """(how many fixtures were graded as their row says, what differs)."""
+def _grade_fixtures(notebook: str, root: Path, jobs: int,
+                    kept: dict) -> tuple[int, list[str]]:
+    """(how many fixtures were graded as their row says, what differs); each fixture's results
+    go in ``kept`` under its path relative to ``root``."""
     from graders.checks import grade_submission
     from graders.checks.answer_cells import fixture_cells
 
@@ -169,6 +175,7 @@ def _grade_fixtures(notebook: str, root: Path, jobs: int) -> tuple[int, list[str
     good, problems = 0, []
     with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
         for path, results in pool.map(grade, fixtures):
+            kept[path.relative_to(root).as_posix()] = results
             want = truth_of(path.parent).get(path.stem)
             if not want:
                 problems.append(f"{path.name}: not in {path.parent.name}/{TRUTH}, which must say "
@@ -185,8 +192,8 @@ def _grade_fixtures(notebook: str, root: Path, jobs: int) -> tuple[int, list[str
     return good, problems
 
 
-def _check_exercise(notebook: str, root: Path, jobs: int,
-                    stale: list[str]) -> tuple[str, list[str]]:
+def _check_exercise(notebook: str, root: Path, jobs: int, stale: list[str],
+                    kept: dict) -> tuple[str, list[str]]:
     from graders.checks import checks_for, grade_submission
 
     problems = [f"release: {line}" for line in stale if line.startswith(notebook)]
@@ -198,7 +205,8 @@ def _check_exercise(notebook: str, root: Path, jobs: int,
     problems += [f"reference fails {c}: {graded['reference'][c].message[:300]}" for c in failing]
     problems += [f"starter passes {c}" for c, r in graded["starter"].items() if r.passed]
     problems += _table_problems(notebook, root, ids)
-    good, mismatches = _grade_fixtures(notebook, root, jobs)
+    kept.update(graded)
+    good, mismatches = _grade_fixtures(notebook, root, jobs, kept.setdefault("fixtures", {}))
     problems += mismatches
     ref = sum(r.passed for r in graded["reference"].values())
     start = sum(r.passed for r in graded["starter"].values())
@@ -235,13 +243,38 @@ def run(args: argparse.Namespace) -> int:
         for path in strays:
             print(f"  - {path}")
     failed = bool(strays)
+    kept: dict[str, dict] = {}
     for notebook in wanted:
-        line, problems = _check_exercise(notebook, root, args.jobs, stale)
+        line, problems = _check_exercise(notebook, root, args.jobs, stale,
+                                         kept.setdefault(notebook, {}))
         print(line, flush=True)
         for item in problems:
             print(f"  - {item}")
         failed = failed or bool(problems)
+    if args.records:
+        write_records(args.records, kept)
     return 1 if failed else 0
+
+
+def write_records(path: Path, kept: dict[str, dict]) -> None:
+    """Write what ``dev check`` graded to ``path`` as JSON: the sandbox's tier (its
+    ``describe()`` line), and per
+    exercise ``reference`` and ``starter`` (as released) and ``fixtures`` (each fixture's path
+    relative to the checkout): check id -> `CheckResult.to_dict`."""
+    from graders.sandbox import box
+
+    chosen = box.tier()
+
+    def plain(results: dict) -> dict:
+        return {check: result.to_dict() for check, result in results.items()}
+
+    exercises = {notebook: {"reference": plain(graded["reference"]),
+                            "starter": plain(graded["starter"]),
+                            "fixtures": {name: plain(results)
+                                         for name, results in graded["fixtures"].items()}}
+                 for notebook, graded in kept.items()}
+    tier = chosen if isinstance(chosen, str) else chosen.describe()
+    path.write_text(json.dumps({"tier": tier, "exercises": exercises}), encoding="utf-8")
 
 
 def _bench(root: Path, quick: bool) -> int:
