@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from graders.inprocess.fork_backend import scenario_of
 from graders.inprocess.forking import DEFAULT_TIMEOUT, ForkedRuns
+from graders.inprocess.scenarios import scenario_of
 from graders.inprocess.support import HarnessError, unsupported_reason
 from graders.judge.checkpoint_rules import check, load_error_verdict, skipped_verdict
 from graders.judge.crash_points import KINDS, NO_CRASH, CrashPoint, derive_points, point_kind

@@ -11,24 +11,11 @@ from typing import Any
 
 from graders.inprocess import child as _child
 from graders.inprocess.runner import warm_up
-from graders.inprocess.support import HarnessError
+from graders.inprocess.scenarios import scenario_of
 from graders.inprocess.waiting import run_children
 from graders.submission import Submission
 
-__all__ = ["ForkBackend", "scenario_of"]
-
-
-def scenario_of(scenario):
-    """The fake_llm Scenario named ``scenario`` (a Scenario is returned as is); an unknown name
-    is a :class:`HarnessError` naming the scenarios there are."""
-    import fake_llm
-
-    if isinstance(scenario, str):
-        try:
-            return fake_llm.load_scenario(scenario)
-        except fake_llm.FakeLLMError as err:
-            raise HarnessError(str(err)) from None
-    return scenario
+__all__ = ["ForkBackend"]
 
 
 class ForkBackend:
