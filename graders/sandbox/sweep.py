@@ -14,7 +14,6 @@ cleared).
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import graders.sandbox.uid_closing as uid_closing
 import graders.sandbox.uid_tier as uid_tier
@@ -41,16 +40,9 @@ def _sandbox_uids_present() -> set[int]:
                 continue
             if owner in uids.UID_RANGE:
                 found.add(owner)
-    for table in ("shm", "msg", "sem"):
-        try:
-            lines = Path(f"/proc/sysvipc/{table}").read_text().splitlines()
-        except OSError:
-            continue
-        head = lines[0].split() if lines else []
-        for line in lines[1:]:
-            row = dict(zip(head, line.split(), strict=False))
-            found |= {int(row[k]) for k in ("uid", "cuid")
-                      if row.get(k, "").isdigit() and int(row[k]) in uids.UID_RANGE}
+    for _table, row in uid_walls.ipc_objects():
+        found |= {int(row[k]) for k in ("uid", "cuid")
+                  if row.get(k, "").isdigit() and int(row[k]) in uids.UID_RANGE}
     return found
 
 

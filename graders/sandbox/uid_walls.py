@@ -16,10 +16,23 @@ from pathlib import Path
 
 from graders.sandbox.uid_tier import _SYSTEM, SHARED_TEMP
 
-__all__ = ["remove_ipc", "to_close", "close_to_others", "outside_reads",
+__all__ = ["ipc_objects", "remove_ipc", "to_close", "close_to_others", "outside_reads",
            "withhold_outside_reads"]
 
 _IPC_TABLES = {"shm": 0, "msg": 1, "sem": 2}  # /proc/sysvipc/NAME: shmctl, msgctl, semctl
+
+
+def ipc_objects():
+    """(table, row) of every SysV IPC object on the machine, ``table`` one of shm, msg, sem and
+    ``row`` its line of ``/proc/sysvipc/TABLE`` by column name."""
+    for table in _IPC_TABLES:
+        try:
+            lines = Path(f"/proc/sysvipc/{table}").read_text().splitlines()
+        except OSError:
+            continue
+        head = lines[0].split() if lines else []
+        for line in lines[1:]:
+            yield table, dict(zip(head, line.split(), strict=False))
 
 
 def remove_ipc(uid: int) -> list[str]:
@@ -28,22 +41,16 @@ def remove_ipc(uid: int) -> list[str]:
     libc = ctypes.CDLL(None, use_errno=True)
     control = (libc.shmctl, libc.msgctl, libc.semctl)
     removed = []
-    for table, which in _IPC_TABLES.items():
-        try:
-            lines = Path(f"/proc/sysvipc/{table}").read_text().splitlines()
-        except OSError:
+    for table, row in ipc_objects():
+        which = _IPC_TABLES[table]
+        if str(uid) not in (row.get("uid"), row.get("cuid")):
             continue
-        head = lines[0].split() if lines else []
-        for line in lines[1:]:
-            row = dict(zip(head, line.split(), strict=False))
-            if str(uid) not in (row.get("uid"), row.get("cuid")):
-                continue
-            ident = int(row.get("shmid") or row.get("msqid") or row.get("semid") or -1)
-            if which == 2:
-                done = control[which](ident, 0, 0, None)  # IPC_RMID (0)
-            else:
-                done = control[which](ident, 0, None)
-            removed.append(f"{table} {ident}" + ("" if done == 0 else " (not removed)"))
+        ident = int(row.get("shmid") or row.get("msqid") or row.get("semid") or -1)
+        if which == 2:
+            done = control[which](ident, 0, 0, None)  # IPC_RMID (0)
+        else:
+            done = control[which](ident, 0, None)
+        removed.append(f"{table} {ident}" + ("" if done == 0 else " (not removed)"))
     try:
         queues = list(os.scandir("/dev/mqueue"))
     except OSError:
