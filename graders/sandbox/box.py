@@ -34,7 +34,7 @@ import graders.sandbox.uid_tier as uid_tier
 import graders.sandbox.uids as uids
 
 __all__ = ["Tools", "Tier", "find_tools", "tier", "sandbox_problem", "observer_problem",
-           "command", "scratch_root", "LIMITS", "WORK", "TMP", "GRADER", "TRACE_CAP",
+           "command", "cpu_limit", "scratch_root", "LIMITS", "WORK", "TMP", "GRADER", "TRACE_CAP",
            "WITHOUT_LANDLOCK_ENV", "WITHOUT_LANDLOCK_GIVES_UP", "interpreter_problem"]
 
 #: Where things are inside the sandbox (and what the judge's model calls them in every tier).
@@ -238,7 +238,7 @@ def _uid_tier(tools: Tools, bwrap_why: str, without_landlock: bool = False) -> T
     try:
         found = uid_tier.probe(
             lambda trace, spec: _uid_command(tools, observer_uid, trace, spec, held.uid,
-                                             ["--probe"]),
+                                             cpu_limit(0), ["--probe"]),
             held.uid, tmp_root, work_root, filters.compiled(network=False), observer_uid)
     finally:
         held.release()
@@ -302,15 +302,54 @@ def _disable_userns(bwrap: str) -> bool:
     return "--disable-userns" in out.stdout + out.stderr
 
 
-def _strace(tools: Tools, trace: Path) -> list[str]:
+def _strace(tools: Tools, trace: Path, cpu: int = 0) -> list[str]:
+    """The observer's command: its limits (:func:`_observer_limits`), a death signal, strace."""
+    return [*_observer_limits(tools, cpu), *_dies_with_grader(tools), *_strace_alone(tools, trace)]
+
+
+def _observer_limits(tools: Tools, cpu: int) -> list[str]:
     # the trace's own size is capped too: a submission that writes hundreds of MB makes strace
-    # exceed it and die (SIGXFSZ), which the grader reports as the submission's doing
-    strace = [tools.prlimit, f"--fsize={TRACE_CAP}", "--"] if tools.prlimit else []
-    return strace + [tools.strace, "-f", *_seccomp_bpf(tools), "-qq", "-yy", "-xx", "-s",
-                     str(16 << 20), "-o", str(trace),
-                     # a child's pid both inside the sandbox and in strace's numbering
-                     "--pidns-translation",
-                     "-e", f"trace={_TRACED}", "-e", "inject=io_uring_setup:error=ENOSYS"]
+    # exceed it and die (SIGXFSZ), which the grader reports as the submission's doing. The CPU
+    # cap (every process under the observer inherits it) bounds what a run whose grader was
+    # killed can burn before the next grading's sweep ends it.
+    if not tools.prlimit:
+        return []
+    return [tools.prlimit, f"--fsize={TRACE_CAP}", *([f"--cpu={cpu}"] if cpu else []), "--"]
+
+
+def _dies_with_grader(tools: Tools) -> list[str]:
+    """``setpriv --pdeathsig KILL --`` where this setpriv has it: the program it starts is killed
+    when the grading process dies (a SIGKILL from outside included), so a run never outlives
+    its grader: strace's death ends bubblewrap (``--die-with-parent``) and with it every process
+    of the sandbox."""
+    return [tools.setpriv, "--pdeathsig", "KILL", "--"] if _has_pdeathsig(tools.setpriv) else []
+
+
+@functools.lru_cache(maxsize=2)
+def _has_pdeathsig(setpriv: str | None) -> bool:
+    """Whether this setpriv (util-linux 2.33 and later) takes ``--pdeathsig``; probed once."""
+    if not setpriv:
+        return False
+    try:
+        proc = subprocess.run([setpriv, "--pdeathsig", "KILL", "--", "true"],
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return proc.returncode == 0
+
+
+def cpu_limit(timeout: float) -> int:
+    """Seconds of CPU time each process of a run may use: far more than a run that keeps to its
+    ``timeout`` can use, so only a run its grader no longer watches meets it."""
+    return max(60, int(timeout * 6))
+
+
+def _strace_alone(tools: Tools, trace: Path) -> list[str]:
+    return [tools.strace, "-f", *_seccomp_bpf(tools), "-qq", "-yy", "-xx", "-s",
+            str(16 << 20), "-o", str(trace),
+            # a child's pid both inside the sandbox and in strace's numbering
+            "--pidns-translation",
+            "-e", f"trace={_TRACED}", "-e", "inject=io_uring_setup:error=ENOSYS"]
 
 
 def _seccomp_bpf(tools: Tools) -> list[str]:
@@ -338,7 +377,8 @@ def _strace_has_seccomp_bpf(strace: str) -> bool:
 
 def command(tools: Tools, *, run_dir: Path, trace: Path, fd: int, info_fd: int | None,
             mode: str, sandbox: bool, uid: int, chosen: Tier | None = None,
-            seccomp_fd: int | None = None, spec: Path | None = None) -> list[str]:
+            seccomp_fd: int | None = None, spec: Path | None = None,
+            cpu: int = 0) -> list[str]:
     """The command line that runs the bootstrap on ``run_dir/grader/submission.py``.
 
     With ``sandbox=False`` (trusted submissions only) the bootstrap runs under strace as this
@@ -347,13 +387,14 @@ def command(tools: Tools, *, run_dir: Path, trace: Path, fd: int, info_fd: int |
     filter bubblewrap loads.
     """
     python = _python()
-    strace = _strace(tools, trace)
+    strace = _strace(tools, trace, cpu)
     grader = run_dir / "grader"
     if not sandbox:
-        return [*strace, python, "-I", "-S", str(grader / "_bootstrap.py"), str(fd),
-                str(grader / "submission.py"), mode]
+        # the run itself dies with strace too (nothing else ends an unconfined run)
+        return [*strace, *_dies_with_grader(tools), python, "-I", "-S",
+                str(grader / "_bootstrap.py"), str(fd), str(grader / "submission.py"), mode]
     if chosen is not None and chosen.name == "uid":
-        return _uid_command(tools, chosen.observer_uid, trace, spec, uid,
+        return _uid_command(tools, chosen.observer_uid, trace, spec, uid, cpu,
                             [str(grader / "_bootstrap.py"), str(fd),
                              str(grader / "submission.py"), mode])
     limits = [tools.prlimit] + [f"--{name}={value}" for name, value in LIMITS.items()]
@@ -364,17 +405,20 @@ def command(tools: Tools, *, run_dir: Path, trace: Path, fd: int, info_fd: int |
 
 
 def _uid_command(tools: Tools, observer_uid: bool, trace: Path, spec: Path, uid: int,
-                 tail: list[str]) -> list[str]:
+                 cpu: int, tail: list[str]) -> list[str]:
     """The uid tier's command: strace over prlimit over setpriv over ``_confine.py`` (with
     ``observer_uid``, setpriv first: strace itself runs as ``uid``)."""
     limits = [tools.prlimit] + [f"--{name}={value}" for name, value in LIMITS.items()] + ["--"]
-    drop = uid_tier.drop(tools.setpriv, uid)
+    # the submission's first process dies with strace (no PID namespace ends the rest: the CPU
+    # cap bounds them, and the next grading's sweep ends every process of a uid no run holds)
+    drop = uid_tier.drop(tools.setpriv, uid, pdeathsig=_has_pdeathsig(tools.setpriv))
     confine = [_python(), "-I", "-S", str(spec.parent / "_confine.py"), str(spec), *tail]
     # -A: strace appends to the trace made for it, into the room taken for it ahead of time
     if observer_uid:
-        return [tools.prlimit, f"--fsize={TRACE_CAP}", "--", *drop,
-                *_strace(tools, trace)[3:], "-A", *limits, *confine]
-    return [*_strace(tools, trace), "-A", *limits, *drop, *confine]
+        observer = uid_tier.drop(tools.setpriv, uid, pdeathsig=_has_pdeathsig(tools.setpriv))
+        return [*_observer_limits(tools, cpu), *observer, *_strace_alone(tools, trace), "-A",
+                *limits, *_dies_with_grader(tools), *confine]
+    return [*_strace(tools, trace, cpu), "-A", *limits, *drop, *confine]
 
 
 def _bwrap(tools: Tools, run_dir: Path, info_fd: int | None, seccomp_fd: int | None,

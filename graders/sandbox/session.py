@@ -31,7 +31,7 @@ from graders.judge.recording import Recording, Snapshot
 from graders.recording import run_folders
 from graders.recording.calls import CallServer
 from graders.recording.framing import FrameReader
-from graders.sandbox.box import TMP, TRACE_CAP, WORK, command, find_tools
+from graders.sandbox.box import TMP, TRACE_CAP, WORK, command, cpu_limit, find_tools
 from graders.sandbox.fill_disk import limit_file_size
 from graders.sandbox.snapshots import listing, read_safely
 
@@ -102,7 +102,8 @@ class Session:
         extra, env, cwd = self._tier_setup(uid)
         cmd = command(tools, run_dir=self.run_dir, trace=self.trace, fd=theirs.fileno(),
                       info_fd=info_w if self.sandbox else None, mode=self.mode,
-                      sandbox=self.sandbox, uid=uid, chosen=self.tier, **extra)
+                      sandbox=self.sandbox, uid=uid, chosen=self.tier,
+                      cpu=cpu_limit(self.timeout), **extra)
         self.started = time.monotonic()
         keep_open = (theirs.fileno(), info_w, *[v for v in extra.values() if isinstance(v, int)])
         try:

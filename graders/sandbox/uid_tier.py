@@ -118,10 +118,12 @@ def confine_spec(grader: Path, work: Path, tmp: Path, bpf: bytes, *,
     return path
 
 
-def drop(setpriv: str, uid: int) -> list[str]:
-    """The setpriv prefix that runs a command as ``uid``, with nothing more."""
+def drop(setpriv: str, uid: int, *, pdeathsig: bool = False) -> list[str]:
+    """The setpriv prefix that runs a command as ``uid``, with nothing more (with ``pdeathsig``,
+    killed when its parent dies: setpriv sets it after the change of uid, which clears it)."""
     return [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-            "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"]
+            "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs",
+            *(["--pdeathsig", "KILL"] if pdeathsig else []), "--"]
 
 
 def become_subreaper() -> None:
