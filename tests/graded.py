@@ -117,13 +117,13 @@ def graded(request):
     def alone(notebook: str, which: str | Path) -> dict[str, CheckResult]:
         from graders.checks import grade_submission
         from graders.checks.answer_cells import fixture_cells
-        from graders.cli.dev import _release_and_reference
+        from graders.nbgrader_plumbing.build import release_and_reference
         from graders.sandbox import box
 
         chosen = box.tier()
         assert not isinstance(chosen, str) and chosen.name == "bubblewrap", chosen
         if which in ("reference", "starter"):
-            starter, reference = _release_and_reference(notebook)
+            starter, reference = release_and_reference(notebook)
             return grade_submission(reference if which == "reference" else starter, notebook)
         path = Path(which)
         assert not path.name.startswith("cheat_"), \

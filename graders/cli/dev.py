@@ -127,23 +127,6 @@ def name_problem(name: str, row: dict[str, bool]) -> str | None:
             "fails_all_<what>, cheat_<what> or starter)")
 
 
-def _release_and_reference(notebook: str, root: Path = ROOT):
-    """(starter, reference) answer cells of ``notebook``, from the release and the build."""
-    import nbformat
-
-    from graders.checks import submission_from_notebook
-    from graders.nbgrader_plumbing.source_notebook import build_source_notebook
-
-    release = root / "exercises" / f"{notebook}.ipynb"
-    starter = submission_from_notebook(nbformat.read(release, as_version=4), notebook)
-    nb = build_source_notebook(root / "exercises" / "src" / f"{notebook}.py", root)
-    for cell in nb.cells:
-        cell.source = "\n".join(line for line in cell.source.splitlines()
-                                if "BEGIN SOLUTION" not in line and "END SOLUTION" not in line)
-    reference = submission_from_notebook(nb, notebook)
-    return starter, reference
-
-
 def _table_problems(notebook: str, root: Path, ids: list[str]) -> list[str]:
     """What is wrong with the truth tables of ``notebook``'s fixture folders themselves."""
     problems = []
@@ -201,10 +184,11 @@ def _grade_fixtures(notebook: str, root: Path, jobs: int,
 def _check_exercise(notebook: str, root: Path, jobs: int, stale: list[str],
                     kept: dict) -> tuple[str, list[str]]:
     from graders.checks import checks_for, grade_submission
+    from graders.nbgrader_plumbing.build import release_and_reference
 
     problems = [f"release: {line}" for line in stale if line.startswith(notebook)]
     ids = [c.id for c in checks_for(notebook)]
-    starter, reference = _release_and_reference(notebook, root)
+    starter, reference = release_and_reference(notebook, root)
     graded = {"reference": grade_submission(reference, notebook),
               "starter": grade_submission(starter, notebook)}
     failing = [c for c, r in graded["reference"].items() if not r.passed]

@@ -70,10 +70,10 @@ def _stable_data(data: Any, root: Path) -> Any:
 
 def _cells(notebook: str, which: str, root: Path):
     from graders.checks.answer_cells import fixture_cells
-    from graders.cli.dev import _release_and_reference
+    from graders.nbgrader_plumbing.build import release_and_reference
 
     if which in RELEASED:
-        starter, reference = _release_and_reference(notebook, root)
+        starter, reference = release_and_reference(notebook, root)
         return reference if which == "reference" else starter
     return fixture_cells((root / which).read_text(encoding="utf-8"), notebook)
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from graders.judge.recording import Recording
 from graders.sandbox.box import observer_problem, sandbox_problem
+from graders.sandbox.readings import read_safely
 from graders.sandbox.session import Session
-from graders.sandbox.snapshots import read_safely
 
 __all__ = ["record", "SandboxUnavailable", "read_safely", "DEFAULT_TIMEOUT"]
 

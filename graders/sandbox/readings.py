@@ -10,43 +10,43 @@ import os
 import stat
 from pathlib import Path
 
-from graders.judge.recording import Snapshot
+from graders.judge.recording import Reading
 
-__all__ = ["read_safely", "listing", "SNAPSHOT_CAP"]
+__all__ = ["read_safely", "listing", "READ_CAP"]
 
 #: Bytes of ``checkpoint.json`` read at most; a bigger file is reported as ``too_big``.
-SNAPSHOT_CAP = 8 << 20
+READ_CAP = 8 << 20
 _LISTING_CAP = 50
 
 
-def read_safely(directory: str | Path, name: str = "checkpoint.json") -> Snapshot:
+def read_safely(directory: str | Path, name: str = "checkpoint.json") -> Reading:
     """What ``directory/name`` holds, read without following a link or blocking on a FIFO."""
     path = os.path.join(str(directory), name)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
-        return Snapshot("absent")
+        return Reading("absent")
     except OSError as err:
         try:
             mode = os.lstat(path).st_mode
         except OSError:
-            return Snapshot("unreadable", detail=err.strerror or str(err))
-        return Snapshot(_file_kind(mode), detail=err.strerror or str(err))
+            return Reading("unreadable", detail=err.strerror or str(err))
+        return Reading(_file_kind(mode), detail=err.strerror or str(err))
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            return Snapshot(_file_kind(info.st_mode))
-        if info.st_size > SNAPSHOT_CAP:
-            return Snapshot("too_big", size=info.st_size)
+            return Reading(_file_kind(info.st_mode))
+        if info.st_size > READ_CAP:
+            return Reading("too_big", size=info.st_size)
         chunks = []
         while True:
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 break
             chunks.append(chunk)
-            if sum(map(len, chunks)) > SNAPSHOT_CAP:
-                return Snapshot("too_big", size=info.st_size)
-        return Snapshot("file", data=b"".join(chunks))
+            if sum(map(len, chunks)) > READ_CAP:
+                return Reading("too_big", size=info.st_size)
+        return Reading("file", data=b"".join(chunks))
     finally:
         os.close(fd)
 
