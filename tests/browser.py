@@ -266,10 +266,10 @@ def stop_lab(lab: Lab) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(lab.process.pid, signal.SIGKILL)
         lab.process.wait(timeout=10)
-    leftovers = _processes_mentioning(str(lab.runtime_dir))
-    for pid in leftovers:
+    left = _processes_mentioning(str(lab.runtime_dir))
+    for pid in left:
         os.kill(pid, signal.SIGKILL)
-    assert not leftovers, f"processes left behind by JupyterLab (killed now): {leftovers}"
+    assert not left, f"processes left behind by JupyterLab (killed now): {left}"
 
 
 def fresh_notebooks(lab: Lab) -> None:

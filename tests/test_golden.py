@@ -48,6 +48,19 @@ def test_the_golden_files_hold_nothing_of_the_machine_that_wrote_them():
             [c.id for c in EXERCISES[data["notebook"]].checks], path
 
 
+def test_a_fixture_judged_on_its_threads_interleaving_keeps_its_grade_not_its_messages():
+    for which in golden.SCHEDULED:
+        assert (ROOT / which).is_file(), which
+        data = json.loads(golden.golden_path(ROOT, "04_parallel_tool_calls", which).read_text())
+        assert data["scheduled"] is True
+        assert all(set(r) == {"check_id", "notebook", "title", "hidden", "points", "score",
+                              "status", "cause"} for r in data["records"]), which
+        assert all("output" not in t for t in data["results.json"]["tests"]), which
+    others = [p for p in (ROOT / golden.GOLDEN).rglob("*.json")
+              if "scheduled" in json.loads(p.read_text())]
+    assert len(others) == len(golden.SCHEDULED)
+
+
 def test_a_temp_name_s_random_part_and_the_checkout_s_path_are_placeholders(tmp_path):
     said = ("OSError: [Errno 18] Invalid cross-device link: '/tmp/tmpa1b_9xyz.json' -> "
             f"'checkpoint.json' in {tmp_path}/solutions/x.py")

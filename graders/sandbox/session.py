@@ -287,7 +287,7 @@ class Session:
         if self.uid_tier or not self.sandbox:
             self._name_folders_as_the_model_does()
         if self.uid_tier:  # gone with the run, as the bubblewrap tier's tmpfs mounts are
-            uid_tier.remove_leftovers(self.held.uid)
+            uid_tier.remove_residue(self.held.uid)
             uid_walls.remove_ipc(self.held.uid)
         self._remove_folders()
 
@@ -369,7 +369,7 @@ class Session:
         rec.exit_code = self.proc.returncode
         rec.stdout_tail = self.outputs["stdout"].decode("utf-8", "replace")
         rec.stderr_tail = self.outputs["stderr"].decode("utf-8", "replace")
-        if self.frames.leftover() and rec.ended != "hung":
+        if self.frames.cut_short() and rec.ended != "hung":
             rec.protocol.append("a grader frame begun and never finished")
         rec.trace = self._read_trace()
         if self.proc.returncode == -signal.SIGXFSZ and not rec.over_budget:
