@@ -30,6 +30,7 @@ from graders.inprocess.support import scratch_dir
 from graders.judge.recording import Reading, Recording
 from graders.recording.calls import CallServer
 from graders.recording.leftovers import put_back
+from graders.recording.readings import listing
 
 try:  # the channel's CallServer.handle takes a Frame where framing has one
     from graders.recording.framing import Frame as _Frame
@@ -45,7 +46,6 @@ _FILENAME = "<your answer cells>"
 #: are the process's.
 _ONE_AT_A_TIME = threading.Lock()
 _READ_CAP = 8 << 20
-_LISTING_CAP = 50
 _open, _read, _close, _lstat, _scandir = os.open, os.read, os.close, os.lstat, os.scandir
 _chdir, _getcwd = os.chdir, os.getcwd
 
@@ -88,7 +88,7 @@ class _Run(RunState):
     def reading(self) -> Reading:
         """``checkpoint.json`` as it is in the run's working folder now, and its neighbours."""
         reading = _read_checkpoint(self.scratch.work)
-        reading.listing = _listing(self.scratch.work)
+        reading.listing = listing(self.scratch.work, _scandir)
         return reading
 
     def send(self, op: str, **fields) -> dict:
@@ -300,25 +300,6 @@ def _kind(mode: int) -> str:
         if test(mode):
             return name
     return "special"
-
-
-def _listing(folder: str) -> dict:
-    files: dict = {}
-    try:
-        with _scandir(folder) as entries:
-            for i, entry in enumerate(entries):
-                if i >= _LISTING_CAP:
-                    break
-                if entry.name == "checkpoint.json":
-                    continue
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                files[entry.name] = "dir/" if entry.is_dir(follow_symlinks=False) else st.st_size
-    except OSError:
-        pass
-    return files
 
 
 def record_in_process(source: str, scenario=None, *, mode: str = "loop",

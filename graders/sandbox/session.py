@@ -31,9 +31,9 @@ from graders.judge.recording import Reading, Recording
 from graders.recording import run_folders
 from graders.recording.calls import CallServer
 from graders.recording.framing import FrameReader
+from graders.recording.readings import listing, read_safely
 from graders.sandbox.box import TMP, TRACE_CAP, WORK, command, find_tools
 from graders.sandbox.fill_disk import limit_file_size
-from graders.sandbox.readings import listing, read_safely
 
 __all__ = ["Session", "TRACE_BUDGET"]
 

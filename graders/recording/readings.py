@@ -1,4 +1,5 @@
-"""Reading the sandbox's files from outside: ``checkpoint.json`` as it is now, and its neighbours.
+"""Readings of a run's folder from outside: ``checkpoint.json`` as it is now (`read_safely`,
+the sandbox's) and its neighbours (`listing`, both observers').
 
 Read without following a link, without blocking on a FIFO, capped in size: the submission chose
 what those names are, and the grading process must not be fooled or stalled by them.
@@ -63,11 +64,13 @@ def _file_kind(mode: int) -> str:
     return "special"
 
 
-def listing(where: Path) -> dict[str, int | str]:
-    """The other entries of ``where`` (at most 50): a file's size, or ``"dir/"``."""
+def listing(where: str | Path, scandir=os.scandir) -> dict[str, int | str]:
+    """The other entries of ``where`` (at most 50): a file's size, or ``"dir/"``; ``scandir``
+    is ``os.scandir`` as the caller bound it (the in-process recorder binds its own before a
+    submission's code runs)."""
     files: dict[str, int | str] = {}
     try:
-        with os.scandir(where) as entries:
+        with scandir(where) as entries:
             for i, entry in enumerate(entries):
                 if i >= _LISTING_CAP:
                     break
