@@ -327,6 +327,18 @@ def wait_idle(page) -> None:
     )
 
 
+def modified_on_open(page, lab: Lab, relpath: str, shot_name: str) -> bool:
+    """Open ``relpath`` and let its kernel start: whether JupyterLab then marks the notebook
+    modified (it offers to save what the student never changed); a screenshot when it does."""
+    open_notebook(page, lab, relpath)
+    wait_idle(page)
+    time.sleep(1)  # the kernel's info reaches the notebook's metadata after it is idle
+    if page.locator(".jp-mod-current.jp-mod-dirty").count():
+        shot(page, shot_name)
+        return True
+    return False
+
+
 def run_all(page) -> None:
     """Run ▸ Run All Cells, and wait until the kernel has finished every cell it ran.
 
