@@ -67,10 +67,6 @@ class Moment:
     write: dict | None = None
     unfollowed: str | None = None
 
-    def same_disk(self, other: Moment) -> bool:
-        """Whether ``other`` leaves the same ``checkpoint.json`` (kind and bytes)."""
-        return self.kind == other.kind and self.data == other.data
-
 
 #: Each system call as a moment names it (with its article).
 OPERATION_WORDS = {

@@ -324,10 +324,6 @@ class DiskModel:
             self.procs[pid] = proc
         return proc
 
-    def cwd_of(self, pid: int) -> str:
-        """The working directory of process ``pid``."""
-        return self.process(pid).cwd
-
     def set_cwd(self, pid: int, path: str) -> None:
         """Process ``pid`` (and the threads sharing its working directory) now work in ``path``."""
         self.process(pid).cwd = path
