@@ -266,10 +266,10 @@ def stop_lab(lab: Lab) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(lab.process.pid, signal.SIGKILL)
         lab.process.wait(timeout=10)
-    leftovers = _processes_mentioning(str(lab.runtime_dir))
-    for pid in leftovers:
+    left = _processes_mentioning(str(lab.runtime_dir))
+    for pid in left:
         os.kill(pid, signal.SIGKILL)
-    assert not leftovers, f"processes left behind by JupyterLab (killed now): {leftovers}"
+    assert not left, f"processes left behind by JupyterLab (killed now): {left}"
 
 
 def fresh_notebooks(lab: Lab) -> None:
@@ -325,6 +325,18 @@ def wait_idle(page) -> None:
                .every(p => !p.textContent.includes('*'))""",
         timeout=TIMEOUT_MS,
     )
+
+
+def modified_on_open(page, lab: Lab, relpath: str, shot_name: str) -> bool:
+    """Open ``relpath`` and let its kernel start: whether JupyterLab then marks the notebook
+    modified (it offers to save what the student never changed); a screenshot when it does."""
+    open_notebook(page, lab, relpath)
+    wait_idle(page)
+    time.sleep(1)  # the kernel's info reaches the notebook's metadata after it is idle
+    if page.locator(".jp-mod-current.jp-mod-dirty").count():
+        shot(page, shot_name)
+        return True
+    return False
 
 
 def run_all(page) -> None:

@@ -28,7 +28,9 @@ ROOT = Path(__file__).resolve().parents[1]
 class DevCheck:
     """One run of ``checkpoint-lab dev check --records``: what it said, and what it graded."""
 
-    def __init__(self, proc: subprocess.CompletedProcess, records: dict | None):
+    def __init__(self, proc: subprocess.CompletedProcess, records: dict | None,
+                 path: Path | None = None):
+        self.path = path  # the records file, for ``dev golden --from-records``
         self.returncode = proc.returncode
         self.stdout = proc.stdout
         self.stderr = proc.stderr
@@ -78,7 +80,7 @@ def run_dev_check(scratch: Path, wrap: tuple[str, ...] = ()) -> DevCheck:
                           cwd=scratch, env=env, capture_output=True, text=True, timeout=1400,
                           start_new_session=True)
     kept = json.loads(records.read_text()) if records.exists() else None
-    return DevCheck(proc, kept)
+    return DevCheck(proc, kept, records)
 
 
 @pytest.fixture(scope="session")
@@ -115,13 +117,13 @@ def graded(request):
     def alone(notebook: str, which: str | Path) -> dict[str, CheckResult]:
         from graders.checks import grade_submission
         from graders.checks.answer_cells import fixture_cells
-        from graders.cli.dev import _release_and_reference
+        from graders.nbgrader_plumbing.build import release_and_reference
         from graders.sandbox import box
 
         chosen = box.tier()
         assert not isinstance(chosen, str) and chosen.name == "bubblewrap", chosen
         if which in ("reference", "starter"):
-            starter, reference = _release_and_reference(notebook)
+            starter, reference = release_and_reference(notebook)
             return grade_submission(reference if which == "reference" else starter, notebook)
         path = Path(which)
         assert not path.name.startswith("cheat_"), \

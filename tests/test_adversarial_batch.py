@@ -32,7 +32,7 @@ where no ``dev check`` has graded it.
 
 Containment, so that a grader without a sandbox harms nothing but this test: the batch runs under
 a shim that is process 1 of its own PID namespace (``unshare``). The shim starts the grade command
-and, when it ends, stays up until the test has looked for leftover processes (every process in
+and, when it ends, stays up until the test has looked for processes left behind (every process in
 the namespace, nested ones included, but the shim) and read the gradebook again; then it exits and
 the kernel ends whatever is left.
 """

@@ -274,3 +274,11 @@ def test_nothing_below_the_command_line_imports_it():
                     if not name.startswith("graders.cli") for target in targets
                     if target.startswith("graders.cli"))
     assert upward == []
+
+
+if __name__ == "__main__":  # `python -m tests.test_architecture`: the figures a closing note gives
+    modules = _modules()
+    chain = _longest_chain(_graph())
+    lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in modules.values())
+    print(f"{len(modules)} modules in {', '.join(PACKAGES)}, {lines} lines; the longest import "
+          f"chain has {len(chain)} modules (cap {MAX_IMPORT_CHAIN}): " + " -> ".join(chain))

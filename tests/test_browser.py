@@ -69,7 +69,7 @@ def _toggle(page, widget: str, label: str) -> None:
 
 #: Read in one go (one JavaScript call, between two redraws), once the kernel has drawn the view
 #: for this moment and loop: the moment and loop it says it shows, and its disk view.
-_SNAPSHOT = """([sel, moment, saves, mode]) => {
+_SHOWN = """([sel, moment, saves, mode]) => {
     const s = document.querySelector(sel);
     if (!s || s.dataset.moment !== String(moment)
         || !(s.dataset.state || "").startsWith(saves + "|" + mode + "|")) return null;
@@ -80,10 +80,10 @@ _SNAPSHOT = """([sel, moment, saves, mode]) => {
 }"""
 
 
-def timeline_snapshot(page, moment: int, saves: str, mode: str) -> dict:
-    """The timeline's view once redrawn for ``moment`` and this loop, read as one snapshot."""
+def timeline_shown(page, moment: int, saves: str, mode: str) -> dict:
+    """The timeline's view once redrawn for ``moment`` and this loop, read at once."""
     handle = page.wait_for_function(
-        _SNAPSHOT, arg=[".jp-NotebookPanel:not(.lm-mod-hidden) .cl-timeline .cl-state", moment,
+        _SHOWN, arg=[".jp-NotebookPanel:not(.lm-mod-hidden) .cl-timeline .cl-state", moment,
                         saves, mode], timeout=15_000)
     return handle.json_value()
 
@@ -106,14 +106,14 @@ HEADLINES = {"no-trace": "no trace", "torn-json": "torn JSON",
              "checkpoint": "checkpoint.json, readable"}
 
 
-def _agrees_with_the_harness(snapshot: dict) -> None:
+def _agrees_with_the_harness(shown: dict) -> None:
     """Run the crash point the view was drawn for, here, on the same loop: the bytes must agree."""
     from graders.notebook import run_point
     from graders.teaching.variants import variant
 
-    saves, mode, point = snapshot["state"].split("|")
-    disk = snapshot["disk"]
-    assert snapshot["diskState"] == snapshot["state"], snapshot  # one redraw wrote both
+    saves, mode, point = shown["state"].split("|")
+    disk = shown["disk"]
+    assert shown["diskState"] == shown["state"], shown  # one redraw wrote both
     seen = run_point(variant(saves, mode), "support-tickets", point)
     if seen.checkpoint is None:
         assert disk == "no-trace", (point, saves, mode, disk)
@@ -150,12 +150,12 @@ def test_lesson_2_runs_and_its_crash_timeline_shows_what_is_on_disk(page, lab):
         _set_moment(page, moment)
         saves, mode = want_saves, want_mode
         # the kernel redraws the view after each click or key: read the redraw of THIS moment
-        snapshot = timeline_snapshot(page, moment, saves, mode)
+        shown = timeline_shown(page, moment, saves, mode)
         shot(page, f"03-timeline-{i + 1}-{moment}-{saves}-{mode}".replace(" ", "_"))
-        assert snapshot["label"].startswith(f"Moment {moment} of 10"), (action, snapshot)
-        assert snapshot["disk"] == want_disk, (action, snapshot)
-        assert snapshot["text"].startswith(f"On disk: {HEADLINES[want_disk]}"), (action, snapshot)
-        _agrees_with_the_harness(snapshot)
+        assert shown["label"].startswith(f"Moment {moment} of 10"), (action, shown)
+        assert shown["disk"] == want_disk, (action, shown)
+        assert shown["text"].startswith(f"On disk: {HEADLINES[want_disk]}"), (action, shown)
+        _agrees_with_the_harness(shown)
         if (moment, saves) == (7, "A and B"):
             # Save point A wrote the call in flight: the checkpoint names it, highlighted.
             pending = in_timeline(page, ".cl-disk-view tr.cl-field-highlight").filter(
@@ -213,8 +213,8 @@ def test_the_timeline_paints_a_finished_tool_that_reruns_apart_from_a_good_check
     page.wait_for_function("([b, want]) => getComputedStyle(b).backgroundColor === want",
                            arg=[fifth.element_handle(), amber])
     _set_moment(page, 5)
-    snapshot = timeline_snapshot(page, 5, "A only", "temp + rename")
-    assert "list_tickets a second time" in snapshot["all"], snapshot
+    shown = timeline_shown(page, 5, "A only", "temp + rename")
+    assert "list_tickets a second time" in shown["all"], shown
     colours = _strip_colours(page)
     assert colours[4] == amber and colours[4] != green, colours
     assert colours[2] == green  # tool 1 running, named by save point A: a true record

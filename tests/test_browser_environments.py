@@ -26,6 +26,7 @@ from tests.browser import (
     NBGRADER_PARTIAL,
     TIMEOUT_MS,
     close_dialog,
+    modified_on_open,
     open_notebook,
     run_all,
     save,
@@ -34,7 +35,6 @@ from tests.browser import (
     stop_lab,
     validate,
     visible,
-    wait_idle,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,13 +104,9 @@ def test_no_news_question_only_the_assignment_list_and_each_lesson_once(browser,
 def test_no_notebook_is_marked_modified_on_open(browser, binder_lab):
     tab = _tab(browser)
     try:
-        for relpath in SEEN_MODIFIED:
-            open_notebook(tab, binder_lab, relpath)
-            wait_idle(tab)
-            time.sleep(1)  # the kernel's info reaches the notebook's metadata after it is idle
-            if tab.locator(".jp-mod-current.jp-mod-dirty").count():
-                shot(tab, "42-binder-modified-on-open")
-            assert tab.locator(".jp-mod-current.jp-mod-dirty").count() == 0, relpath
+        dirty = [relpath for relpath in SEEN_MODIFIED
+                 if modified_on_open(tab, binder_lab, relpath, "42-binder-modified-on-open")]
+        assert dirty == []
     finally:
         tab.close()
         binder_lab.close_sessions()

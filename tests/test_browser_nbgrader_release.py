@@ -12,7 +12,6 @@ tests/test_browser_environments.py checks a workspace's copies the same way.
 from __future__ import annotations
 
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -20,11 +19,9 @@ import pytest
 from tests.browser import (
     BIN,
     TIMEOUT_MS,
-    open_notebook,
-    shot,
+    modified_on_open,
     start_plain_lab,
     stop_lab,
-    wait_idle,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,11 +57,8 @@ def test_no_released_notebook_is_marked_modified_on_open(browser, hub_home):
     dirty = []
     try:
         for relpath in notebooks:
-            open_notebook(tab, hub_home, relpath)
-            wait_idle(tab)
-            time.sleep(1)  # the kernel's info reaches the notebook's metadata after it is idle
-            if tab.locator(".jp-mod-current.jp-mod-dirty").count():
-                shot(tab, f"44-hub-modified-on-open-{Path(relpath).stem}")
+            if modified_on_open(tab, hub_home, relpath,
+                                f"44-hub-modified-on-open-{Path(relpath).stem}"):
                 dirty.append(relpath)
             hub_home.close_sessions()
     finally:

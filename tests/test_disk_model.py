@@ -372,11 +372,11 @@ def test_a_clone_gives_the_child_s_pid_in_both_numberings():
                                                       ["CLONE_CHILD_CLEARTID|SIGCHLD", 3])
 
 
-def _three_threads(snapshot_of_tool_2):
+def _three_threads(read_at_tool_2):
     """Three threads each send a tool call (markers 2, 3, 4); the first, answered, saves
     (temp and rename) before the grader reads the disk for the second thread's call."""
     from graders.judge.matrix import build_matrix
-    from graders.judge.recording import Snapshot
+    from graders.judge.recording import Reading
 
     scenario = load_scenario("release-audit")
     trace = "\n".join([
@@ -385,16 +385,16 @@ def _three_threads(snapshot_of_tool_2):
         openat(5, "/work/t", "O_WRONLY|O_CREAT|O_TRUNC", 3), write(5, 3, "/work/t", SAVE),
         rename(5, "/work/t", "/work/checkpoint.json"),
         marker(5, 5, "model")])
-    snap = (Snapshot("file", data=SAVE, size=len(SAVE)) if snapshot_of_tool_2 == "saved"
-            else Snapshot("file", data=b"{}", size=2))
+    reading = (Reading("file", data=SAVE, size=len(SAVE)) if read_at_tool_2 == "saved"
+            else Reading("file", data=b"{}", size=2))
     rec = Recording("release-audit", "loop", True, ended="raised", trace=trace,
                     socket_inode=77, calls=[
                         Call(1, "model", 1, stop_reason="tool_use"),
                         Call(2, "tool", 1, name="a", input={}, result="x",
-                             snapshot=Snapshot("absent")),
-                        Call(3, "tool", 2, name="b", input={}, result="y", snapshot=snap),
+                             reading=Reading("absent")),
+                        Call(3, "tool", 2, name="b", input={}, result="y", reading=reading),
                         Call(4, "tool", 3, name="c", input={}, result="z",
-                             snapshot=Snapshot("absent")),
+                             reading=Reading("absent")),
                         Call(5, "model", 2, stop_reason="end_turn")])
     return build_matrix(rec, scenario).discrepancies
 

@@ -15,13 +15,27 @@ import pytest
 from tests.conftest import ROOT
 
 #: word -> (files or folders that must not use it, what a README/DEVELOPERS paragraph names when
-#: it speaks of the thing). "snapshot": the hand-ins' copy of a grading batch (issue 31).
+#: it speaks of the thing). "snapshot": the hand-ins' copy of a grading batch, and a reading of
+#: checkpoint.json (issue 31); "leftovers" are a crash's files, never grading's residue, and
+#: "residue" never a crash's files.
 TURNED_AWAY = {
-    "snapshot": (["graders/nbgrader_plumbing", "graders/cli/grade.py", "graders/gradescope",
-                  "benchmarks/bench_grade_safety.py", "tests/test_grade_killed.py",
+    "snapshot": (["graders", "fake_llm", "benchmarks", "tests/test_grade_killed.py",
                   "tests/test_grade_durable.py", "tests/test_grade_never_loses.py",
-                  "tests/test_cli_grade.py"],
-                 ["grading_batch", "copies", "hand-in", "nbgrader_plumbing"]),
+                  "tests/test_cli_grade.py", "tests/test_disk_model.py", "tests/test_recorder.py",
+                  "tests/test_harness.py", "tests/test_parallel_rules.py",
+                  "tests/test_sandbox.py", "tests/test_browser.py"],
+                 ["grading_batch", "copies", "hand-in", "nbgrader_plumbing", "readings",
+                  "sandbox/session"]),
+    "leftovers": (["graders/sandbox/sweep.py", "graders/sandbox/uid_tier.py",
+                   "graders/sandbox/uid_closing.py", "graders/sandbox/uid_walls.py",
+                   "graders/recording/run_folders.py", "graders/workspace/scratch.py",
+                   "graders/cli/grade.py", "tests/test_run_folders.py",
+                   "tests/test_uid_closing.py"],
+                  ["sweep", "residue", "run folder"]),
+    "residue": (["graders/judge", "graders/recording/leftovers.py", "graders/loop/restart.py",
+                 "graders/sandbox/_bootstrap.py", "tests/test_leftovers.py",
+                 "tests/test_extra_runs.py"],
+                ["restart", "leftovers"]),
     "checker": (["graders/judge"], ["judge"]),
     "engine": (["graders/grading"], ["grading layer", "graders/grading"]),
 }
@@ -51,6 +65,12 @@ def test_the_glossary_names_the_hand_ins_copy_and_turns_snapshot_away():
     rows = glossary()
     assert "snapshot" in rows["the hand-ins' copy"], rows.get("the hand-ins' copy")
     assert "snapshot" in rows["checkpoint"]
+    assert "snapshot" in rows["reading"]
+
+
+def test_the_glossary_keeps_a_crash_s_leftovers_apart_from_grading_s_residue():
+    rows = glossary()
+    assert "residue" in rows["leftovers"] and "leftovers" in rows["residue"]
     for word in TURNED_AWAY:
         assert any(word in away for away in rows.values()), \
             f"STYLE.md's glossary turns {word!r} away nowhere: keep TURNED_AWAY in step with it"
@@ -87,9 +107,10 @@ def test_the_docs_call_a_thing_by_the_glossary_word(word):
         + "\n".join(found)
 
 
-def test_the_docs_check_finds_the_old_wording_and_only_where_the_batch_speaks():
+def test_the_docs_check_finds_the_old_wording_and_only_where_the_batch_or_a_reading_speaks():
     old = ("1. → `cli/grade`\n"
            "3. → `nbgrader_plumbing/grading_batch` (`snapshot`: the folder copied)\n"
-           "13. `sandbox/session` (`snapshots`): the sandboxed run\n")
+           "13. `sandbox/session` (`snapshots`): the sandboxed run\n"
+           "- Claude Code keeps snapshots of your files\n")
     found = misuses("snapshot", old, TURNED_AWAY["snapshot"][1])
-    assert len(found) == 1 and "grading_batch" in found[0], found
+    assert len(found) == 2 and "grading_batch" in found[0] and "session" in found[1], found

@@ -91,9 +91,9 @@ def test_the_dry_run_records_each_save_where_it_happened(reference):
         assert save.completed
         assert [dst for _src, dst in save.renames] == ["checkpoint.json"]
         assert not save.in_place
-        snapshot = json.loads(save.snapshot)
-        assert (snapshot["pendingToolUse"] is not None) == (save.phase == "A")
-        assert save.snapshot_bytes == len(save.snapshot.encode())
+        left = json.loads(save.checkpoint_text)
+        assert (left["pendingToolUse"] is not None) == (save.phase == "A")
+        assert save.checkpoint_bytes == len(save.checkpoint_text.encode())
     assert plan.model_calls == 3 and plan.tool_calls == 2
     assert json.loads(plan.checkpoint)["turns"] == 2
 

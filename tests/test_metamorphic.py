@@ -21,7 +21,7 @@ import nbformat
 import pytest
 
 from graders.checks import ANSWER_CELLS, CHECKS, grade_submission, submission_from_notebook
-from graders.cli.dev import _release_and_reference
+from graders.nbgrader_plumbing.build import release_and_reference
 from graders.nbgrader_plumbing.source_notebook import SOURCES_DIR, build_source_notebook
 from tests.conftest import ROOT
 from tests.fixtures import catalog
@@ -55,7 +55,7 @@ def _join(cells: dict[str, str | None], notebook: str) -> str:
 
 @cache
 def _sources(notebook: str) -> dict:
-    starter, reference = _release_and_reference(notebook)
+    starter, reference = release_and_reference(notebook)
     return {"starter": starter, "reference": reference}
 
 

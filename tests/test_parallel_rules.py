@@ -59,7 +59,7 @@ def judge(point: str, state, ran: int, returned: int, saves: list[SaveRecord] | 
 
 def saves_of(*placed: tuple[str, int, dict]) -> list[SaveRecord]:
     """SaveRecords of a run: (phase, the last tool call before the save, what it left)."""
-    return [SaveRecord(n, phase, tool, completed=True, snapshot=json.dumps(left))
+    return [SaveRecord(n, phase, tool, completed=True, checkpoint_text=json.dumps(left))
             for n, (phase, tool, left) in enumerate(placed, 1)]
 
 

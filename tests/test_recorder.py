@@ -127,8 +127,8 @@ def test_bytes_still_in_pythons_buffer_are_not_written_before_a_call():
     calls = [(op.call, (op.frame or {}).get("op")) for op in rec.ops]
     model = calls.index(("marker", "model"))
     assert ("write", None) in calls[model:] and ("write", None) not in calls[:model]
-    snapshot = rec.calls[0].snapshot  # the file was opened, its bytes not written yet
-    assert snapshot.kind == "file" and not snapshot.data and snapshot.size in (None, 0)
+    reading = rec.calls[0].reading  # the file was opened, its bytes not written yet
+    assert reading.kind == "file" and not reading.data and reading.size in (None, 0)
 
 
 @pytest.mark.sandbox

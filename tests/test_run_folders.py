@@ -193,7 +193,7 @@ def test_a_grading_run_killed_leaves_a_folder_the_next_check_and_grade_remove(tm
                                cwd=tmp_path, env=env, timeout=300)
         assert grade.returncode == 2, grade.stderr
         assert not [p for p in left if p.exists()], "grade's start left the killed run's folder"
-        assert "cleared 1 leftover(s) of grading killed before it ended" in grade.stdout
+        assert "cleared 1 item(s) of residue of grading killed before it ended" in grade.stdout
         assert all(p.is_dir() for p in theirs), "grade's start removed a live run's folder"
         out, err = live.communicate(timeout=300)
         assert "ENDED finished" in out, err[-2000:]

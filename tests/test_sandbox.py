@@ -252,8 +252,8 @@ def test_read_safely_never_follows_a_link_nor_waits_on_a_fifo(tmp_path):
     assert read_safely(tmp_path).kind == "fifo"
     (tmp_path / "checkpoint.json").unlink()
     (tmp_path / "checkpoint.json").write_bytes(b"{}")
-    snap = read_safely(tmp_path)
-    assert snap.kind == "file" and snap.data == b"{}"
+    reading = read_safely(tmp_path)
+    assert reading.kind == "file" and reading.data == b"{}"
     assert read_safely(tmp_path / "nowhere").kind == "absent"
 
 

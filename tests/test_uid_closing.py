@@ -1,4 +1,4 @@
-"""What the uid tier closes to other users while it grades is put back (issue 29, leftovers).
+"""What the uid tier closes to other users while it grades is put back (issue 29, residue).
 
 Real folders, real modes, real grading processes holding the journal and killed with SIGKILL;
 the journal lives in a folder of the test's own (in grading: the uid locks' folder).

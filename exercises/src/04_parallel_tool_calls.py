@@ -142,7 +142,7 @@ run_check("l4_one_result_message_hidden", globals())
 #   (property 2); and a result that lands after the others is in memory only until its own save
 #   is on disk: killed then, the finished tool runs again.
 # - [ ] What is serialised: changes to the state and each save are done one at a time (a lock,
-#   or one writer task the tools hand their results to), each save a snapshot of the whole
+#   or one writer task the tools hand their results to), each save a copy of the whole
 #   state; the tools themselves may still run at once. The next tool may not *start* before the
 #   save of the calls is on disk (property 1).
 # - [ ] What resume finds: the three calls listed, tool 1's result (and tool 2's only if that

@@ -41,7 +41,7 @@ class AnswerCell:
     defines: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Check:
     """One autograded check: the ``grade_id`` of its test cell, and what it checks.
 

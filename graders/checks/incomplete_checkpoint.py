@@ -37,16 +37,19 @@ ANSWER_CELLS = (AnswerCell("l1_missing_fields_answer", "MISSING_FIELDS"),
 
 CHECKS = (
     Check(
-        "l1_missing_fields", NOTEBOOK, "the five missing fields", 2, False,
-        "runs your MISSING_FIELDS cell in a fresh Python process and compares the set with "
-        "the fields the starter's checkpoint lacks",
-        ("l1_missing_fields_answer",),
+        id="l1_missing_fields", notebook=NOTEBOOK, title="the five missing fields", points=2,
+        hidden=False,
+        description=("runs your MISSING_FIELDS cell in a fresh Python process and compares the "
+                     "set with the fields the starter's checkpoint lacks"),
+        answer_cells=("l1_missing_fields_answer",),
     ),
     Check(
-        "l1_saves_all_six", NOTEBOOK, "all six fields saved", 3, False,
-        "runs your save_checkpoint with the lesson's loop on support-tickets, to the end and "
-        "killed while each tool runs, and reads the six fields back from checkpoint.json",
-        ("l1_save_checkpoint",), "support-tickets",
+        id="l1_saves_all_six", notebook=NOTEBOOK, title="all six fields saved", points=3,
+        hidden=False,
+        description=("runs your save_checkpoint with the lesson's loop on support-tickets, to "
+                     "the end and killed while each tool runs, and reads the six fields back "
+                     "from checkpoint.json"),
+        answer_cells=("l1_save_checkpoint",), scenario="support-tickets",
     ),
 )
 

@@ -38,14 +38,16 @@ KINDS = ("killed_during_tool", "killed_during_model_call", "torn_write", "killed
 
 CHECKS = tuple(
     Check(
-        f"l4_{name}{suffix}", NOTEBOOK, title + (", on a longer task" if hidden else ""),
-        2 if hidden else 3, hidden,
-        f"runs your run_agent with the given save on {scenario} once, then checks every "
-        f"state a kill could leave (while each tool runs, while each model call is in "
-        f"flight, in every save) and that {what}",
-        ("l4_run_agent",), scenario, KINDS,
+        id=f"l4_{name}{suffix}", notebook=NOTEBOOK,
+        title=title + (", on a longer task" if hidden else ""), points=2 if hidden else 3,
+        hidden=hidden,
+        description=(f"runs your run_agent with the given save on {scenario} once, then checks "
+                     "every state a kill could leave (while each tool runs, while each model "
+                     f"call is in flight, in every save) and that {what}"),
+        answer_cells=("l4_run_agent",), scenario=scenario, kinds=KINDS,
         success=f"after every crash {what}", problems=frozenset(group),
-        twin=f"l4_{name}" if hidden else "")
+        twin=f"l4_{name}" if hidden else "",
+    )
     for name, title, group, what in (
         ("no_call_lost", "every call in flight on record", IN_FLIGHT_PROBLEMS,
          "every tool that had started was listed in pendingToolUse or recorded"),

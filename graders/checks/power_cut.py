@@ -38,13 +38,15 @@ _SHOWN = 2
 
 CHECKS = tuple(
     Check(
-        f"l3_{name}{suffix}", NOTEBOOK, title + (", on a longer task" if hidden else ""),
-        2 if hidden else 3, hidden,
-        f"runs your save with the given loop on {scenario} once, then builds every state a "
-        f"power cut could leave at each moment and checks that {what}",
-        ("l3_save_checkpoint",), scenario, ("power_cut",),
+        id=f"l3_{name}{suffix}", notebook=NOTEBOOK,
+        title=title + (", on a longer task" if hidden else ""), points=2 if hidden else 3,
+        hidden=hidden,
+        description=(f"runs your save with the given loop on {scenario} once, then builds every "
+                     f"state a power cut could leave at each moment and checks that {what}"),
+        answer_cells=("l3_save_checkpoint",), scenario=scenario, kinds=("power_cut",),
         success=f"after every power cut {what}", problems=frozenset({problem}),
-        twin=f"l3_{name}" if hidden else "")
+        twin=f"l3_{name}" if hidden else "",
+    )
     for name, title, problem, what in (
         ("file_synced", "after a power cut, checkpoint.json is never empty",
          DATA_NOT_SYNCED, "checkpoint.json held a complete save"),

@@ -50,34 +50,41 @@ _SAVE_POINT_A = dict(success="after every crash checkpoint.json accounted for ev
 # knows them (a student reads them in the notebook's check cells).
 CHECKS = (
     Check(
-        "l2_atomic_save", NOTEBOOK, "survives a kill during a save", 3, False,
-        "runs your code on support-tickets, kills it at every moment of every save (before "
-        "each write, and part-way through its bytes), and reads checkpoint.json after each "
-        "kill; restarts it after a kill that left files behind, and fills its disk during a "
-        "save",
-        _GRADE_IDS, VISIBLE_SCENARIO, ATOMIC_KINDS, **_ATOMIC,
+        id="l2_atomic_save", notebook=NOTEBOOK, title="survives a kill during a save", points=3,
+        hidden=False,
+        description=("runs your code on support-tickets, kills it at every moment of every save "
+                     "(before each write, and part-way through its bytes), and reads "
+                     "checkpoint.json after each kill; restarts it after a kill that left files "
+                     "behind, and fills its disk during a save"),
+        answer_cells=_GRADE_IDS, scenario=VISIBLE_SCENARIO, kinds=ATOMIC_KINDS, **_ATOMIC,
     ),
     Check(
-        "l2_save_point_a", NOTEBOOK, "a kill during a tool leaves a true record", 3, False,
-        "runs your code on support-tickets, kills the process while each tool runs and while "
-        "each model call is in flight, and compares checkpoint.json with the tool ledger",
-        _GRADE_IDS, VISIBLE_SCENARIO, SAVE_POINT_A_KINDS, **_SAVE_POINT_A,
+        id="l2_save_point_a", notebook=NOTEBOOK, title="a kill during a tool leaves a true record",
+        points=3, hidden=False,
+        description=("runs your code on support-tickets, kills the process while each tool runs "
+                     "and while each model call is in flight, and compares checkpoint.json with "
+                     "the tool ledger"),
+        answer_cells=_GRADE_IDS, scenario=VISIBLE_SCENARIO, kinds=SAVE_POINT_A_KINDS,
+        **_SAVE_POINT_A,
     ),
     Check(
-        "l2_atomic_save_hidden", NOTEBOOK, "survives a kill during a save, on a longer task", 2,
-        True,
-        "kills your code at every moment of every save on the longer long-migration scenario, "
-        "restarts it after such a kill, and fills its disk during a save, when your work is "
-        "graded",
-        _GRADE_IDS, HIDDEN_SCENARIO, ATOMIC_KINDS, **_ATOMIC, twin="l2_atomic_save",
+        id="l2_atomic_save_hidden", notebook=NOTEBOOK,
+        title="survives a kill during a save, on a longer task", points=2, hidden=True,
+        description=("kills your code at every moment of every save on the longer long-migration "
+                     "scenario, restarts it after such a kill, and fills its disk during a save, "
+                     "when your work is graded"),
+        answer_cells=_GRADE_IDS, scenario=HIDDEN_SCENARIO, kinds=ATOMIC_KINDS, **_ATOMIC,
+        twin="l2_atomic_save",
     ),
     Check(
-        "l2_save_point_a_hidden", NOTEBOOK, "a kill during a tool leaves a true record, on a "
-        "longer task", 2, True,
-        "kills your code while each tool runs and while each model call is in flight on the "
-        "longer long-migration scenario when your work is graded",
-        _GRADE_IDS, HIDDEN_SCENARIO, SAVE_POINT_A_KINDS, **_SAVE_POINT_A,
-        twin="l2_save_point_a",
+        id="l2_save_point_a_hidden", notebook=NOTEBOOK,
+        title="a kill during a tool leaves a true record, on a "
+        "longer task",
+        points=2, hidden=True,
+        description=("kills your code while each tool runs and while each model call is in "
+                     "flight on the longer long-migration scenario when your work is graded"),
+        answer_cells=_GRADE_IDS, scenario=HIDDEN_SCENARIO, kinds=SAVE_POINT_A_KINDS,
+        **_SAVE_POINT_A, twin="l2_save_point_a",
     ),
 )
 

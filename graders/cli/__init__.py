@@ -25,7 +25,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "grade": ("graders.cli.grade", "grade a folder of submissions through nbgrader"),
     "crash": ("graders.cli.crash", "run the crash matrix on a Python file and print the verdicts"),
     "dev": ("graders.cli.dev", "for maintainers: `dev check` checks every exercise both ways, "
-            "`dev bench` runs every benchmark"),
+            "`dev golden` every fixture's results against tests/golden/, `dev bench` runs "
+            "every benchmark"),
     "gradescope": ("graders.cli.gradescope", "write an autograder zip for Gradescope"),
     "site": ("graders.cli.site", "build the course as a static site that runs in a browser tab"),
     "doctor": ("graders.cli.doctor",

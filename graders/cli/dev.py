@@ -26,7 +26,7 @@ import json
 from pathlib import Path
 
 __all__ = ["add_arguments", "run", "fixtures_of", "truth_of", "name_problem", "unexpected_files",
-           "write_records", "ROOT"]
+           "write_records", "records_json", "ROOT"]
 
 #: The checkout this package runs from.
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,9 +34,10 @@ TRUTH = "expected.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("what", choices=["check", "bench"],
-                        help="check: every exercise, both directions; bench: every benchmark, "
-                             "each ratio beside its goal")
+    parser.add_argument("what", choices=["check", "golden", "bench"],
+                        help="check: every exercise, both directions; golden: every fixture's "
+                             "records and results.json against tests/golden/ (--update: "
+                             "rewrite them); bench: every benchmark, each ratio beside its goal")
     parser.add_argument("--quick", action="store_true",
                         help="bench: fewer rounds and submissions, a first look")
     parser.add_argument("--exercise", metavar="NAME", action="append",
@@ -46,6 +47,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the course checkout to check (default: this one)")
     parser.add_argument("--records", metavar="FILE", type=Path,
                         help="check: also write every result graded, as JSON, to FILE")
+    parser.add_argument("--update", action="store_true",
+                        help="golden: rewrite the golden files from this grading")
+    parser.add_argument("--from-records", metavar="FILE", type=Path,
+                        help="golden: take the results from FILE (what check --records wrote) "
+                             "instead of grading again")
 
 
 def fixtures_of(notebook: str, root: Path = ROOT) -> list[Path]:
@@ -121,23 +127,6 @@ def name_problem(name: str, row: dict[str, bool]) -> str | None:
             "fails_all_<what>, cheat_<what> or starter)")
 
 
-def _release_and_reference(notebook: str, root: Path = ROOT):
-    """(starter, reference) answer cells of ``notebook``, from the release and the build."""
-    import nbformat
-
-    from graders.checks import submission_from_notebook
-    from graders.nbgrader_plumbing.source_notebook import build_source_notebook
-
-    release = root / "exercises" / f"{notebook}.ipynb"
-    starter = submission_from_notebook(nbformat.read(release, as_version=4), notebook)
-    nb = build_source_notebook(root / "exercises" / "src" / f"{notebook}.py", root)
-    for cell in nb.cells:
-        cell.source = "\n".join(line for line in cell.source.splitlines()
-                                if "BEGIN SOLUTION" not in line and "END SOLUTION" not in line)
-    reference = submission_from_notebook(nb, notebook)
-    return starter, reference
-
-
 def _table_problems(notebook: str, root: Path, ids: list[str]) -> list[str]:
     """What is wrong with the truth tables of ``notebook``'s fixture folders themselves."""
     problems = []
@@ -195,10 +184,11 @@ def _grade_fixtures(notebook: str, root: Path, jobs: int,
 def _check_exercise(notebook: str, root: Path, jobs: int, stale: list[str],
                     kept: dict) -> tuple[str, list[str]]:
     from graders.checks import checks_for, grade_submission
+    from graders.nbgrader_plumbing.build import release_and_reference
 
     problems = [f"release: {line}" for line in stale if line.startswith(notebook)]
     ids = [c.id for c in checks_for(notebook)]
-    starter, reference = _release_and_reference(notebook, root)
+    starter, reference = release_and_reference(notebook, root)
     graded = {"reference": grade_submission(reference, notebook),
               "starter": grade_submission(starter, notebook)}
     failing = [c for c, r in graded["reference"].items() if not r.passed]
@@ -226,9 +216,14 @@ def run(args: argparse.Namespace) -> int:
     from graders.grading.observers import grading_problem
     from graders.nbgrader_plumbing.build import stale_exercises
 
+    if args.what == "golden" and args.from_records:
+        from graders.cli import golden
+
+        graded = json.loads(Path(args.from_records).read_text(encoding="utf-8"))
+        return golden.run(args, graded["exercises"])
     problem = grading_problem()
     if problem:
-        raise UsageError(f"dev check grades through the sandbox: {problem}")
+        raise UsageError(f"dev {args.what} grades through the sandbox: {problem}")
     root = Path(args.root).resolve()
     wanted = args.exercise or [n for n in EXERCISES if (root / "exercises" / "src" /
                                                         f"{n}.py").exists()]
@@ -253,6 +248,10 @@ def run(args: argparse.Namespace) -> int:
         failed = failed or bool(problems)
     if args.records:
         write_records(args.records, kept)
+    if args.what == "golden":
+        from graders.cli import golden
+
+        return golden.run(args, records_json(kept)["exercises"])
     return 1 if failed else 0
 
 
@@ -261,6 +260,11 @@ def write_records(path: Path, kept: dict[str, dict]) -> None:
     ``describe()`` line), and per
     exercise ``reference`` and ``starter`` (as released) and ``fixtures`` (each fixture's path
     relative to the checkout): check id -> `CheckResult.to_dict`."""
+    path.write_text(json.dumps(records_json(kept)), encoding="utf-8")
+
+
+def records_json(kept: dict[str, dict]) -> dict:
+    """What :func:`write_records` writes, as plain JSON data."""
     from graders.sandbox import box
 
     chosen = box.tier()
@@ -274,7 +278,7 @@ def write_records(path: Path, kept: dict[str, dict]) -> None:
                                          for name, results in graded["fixtures"].items()}}
                  for notebook, graded in kept.items()}
     tier = chosen if isinstance(chosen, str) else chosen.describe()
-    path.write_text(json.dumps({"tier": tier, "exercises": exercises}), encoding="utf-8")
+    return {"tier": tier, "exercises": exercises}
 
 
 def _bench(root: Path, quick: bool) -> int:

@@ -141,7 +141,7 @@ def _sweep(args: argparse.Namespace) -> None:
 
     removed = sweep_left_behind(not args.no_sandbox and getattr(tier(), "name", None) == "uid")
     if removed and not args.quiet:
-        print(f"cleared {len(removed)} leftover(s) of grading killed before it ended: "
+        print(f"cleared {len(removed)} item(s) of residue of grading killed before it ended: "
               + ", ".join(removed[:3]) + (" ..." if len(removed) > 3 else ""))
 
 

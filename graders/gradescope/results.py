@@ -19,6 +19,7 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from graders.checks.record import CheckRecord, SubmissionResult
 
 __all__ = ["MANIFEST_NAME", "VISIBILITIES", "Found", "course_manifest", "find_notebooks",
-           "grade_folder", "write_results", "main"]
+           "grade_folder", "results_of", "graded_records", "write_results", "main"]
 
 #: The file in the autograder's source folder that describes the course's assignment.
 MANIFEST_NAME = "checkpoint_lab_course.json"
@@ -172,7 +173,6 @@ def _graded(exercise: str, shown: str, nb: dict) -> tuple[list[CheckRecord], str
     """The records of one exercise's notebook, and the line the summary says of it. A notebook
     the grader fails on costs only its own checks, each saying so."""
     from graders.checks import NOTEBOOKS, checks_for, grade_submission, submission_from_notebook
-    from graders.checks.record import record_of
 
     checks = checks_for(exercise)
     try:
@@ -183,7 +183,16 @@ def _graded(exercise: str, shown: str, nb: dict) -> tuple[list[CheckRecord], str
                "This is not your fault: tell your instructor.")
         return (_not_graded(checks, why, "grader_fault"),
                 f"{NOTEBOOKS[exercise]}: {shown} could not be graded (see its checks).")
-    records = [record_of(results[c.id], c, cells) for c in checks]
+    return graded_records(exercise, shown, cells, results)
+
+
+def graded_records(exercise: str, shown: str, cells, results) -> tuple[list[CheckRecord], str]:
+    """The records of ``results`` (check id -> `CheckResult`, graded from the answer cells
+    ``cells`` of the notebook ``shown``), in the exercise's order, and the summary's line."""
+    from graders.checks import NOTEBOOKS, checks_for
+    from graders.checks.record import record_of
+
+    records = [record_of(results[c.id], c, cells) for c in checks_for(exercise)]
     return records, " ".join([f"{NOTEBOOKS[exercise]}: graded {shown}.", *cells.notes()])
 
 
@@ -194,16 +203,27 @@ def grade_folder(folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
     hidden check's points are not told before the grades are published; the top-level output
     counts the visible checks only.
     """
-    from graders.checks import NOTEBOOKS, checks_for
-    from graders.checks.record import SubmissionResult
     from graders.grading.observers import grading_problem
 
     started = time.monotonic()
+    problem = grading_problem()
+    found = find_notebooks(Path(folder), manifest["exercises"])
+    rendered = results_of(found, manifest, _graded, problem)
+    return {"execution_time": max(1, round(time.monotonic() - started)), **rendered}
+
+
+def results_of(found: Found, manifest: dict[str, Any], grade: Callable[..., tuple],
+               problem: str | None = None) -> dict[str, Any]:
+    """results.json's content but ``execution_time``, for the notebooks ``found``, each graded
+    by ``grade(exercise, shown, nb)`` -> (its records, the summary's line), none where
+    ``problem`` says the sandbox cannot start (the golden files of ``tests/golden/`` render the
+    records of a grading done once, through this)."""
+    from graders.checks import NOTEBOOKS, checks_for
+    from graders.checks.record import SubmissionResult
+
     tests: list[dict[str, Any]] = []
     records: list[CheckRecord] = []
     summary: list[str] = []
-    problem = grading_problem()
-    found = find_notebooks(Path(folder), manifest["exercises"])
     for index, entry in enumerate(manifest["exercises"], start=1):
         exercise = entry["exercise"]
         shown, nb = found.notebooks.get(exercise, (None, None))
@@ -220,7 +240,7 @@ def grade_folder(folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
                                "no_sandbox")
             summary.append(f"{NOTEBOOKS[exercise]}: {shown} (not graded: no sandbox here).")
         else:
-            mine, line = _graded(exercise, shown, nb)
+            mine, line = grade(exercise, shown, nb)
             summary.append(line)
         tests.extend(_check_test(record, next(numbered)) for record in mine)
         records += mine
@@ -231,7 +251,6 @@ def grade_folder(folder: Path, manifest: dict[str, Any]) -> dict[str, Any]:
     if found.others:
         summary.append(f"Not exercise notebooks of this assignment: {', '.join(found.others)}.")
     return {
-        "execution_time": max(1, round(time.monotonic() - started)),
         "output": "\n".join([_head(SubmissionResult(tuple(records)), manifest), *summary]),
         "output_format": "text",
         "tests": tests,

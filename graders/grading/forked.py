@@ -118,7 +118,7 @@ class Harness(ForkedRuns):
             yield by_id[plan["id"]], obs
 
     def dry_run(self, scenario) -> Observation:
-        """The ``no_crash`` run, with the save trace (and a snapshot after each save)."""
+        """The ``no_crash`` run, with the save trace (and checkpoint.json after each save)."""
         name = self.scenario(scenario).name
         if name not in self._dry:
             not_run = self.not_run(name, NO_CRASH, NO_CRASH)

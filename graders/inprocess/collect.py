@@ -178,9 +178,9 @@ def collect(scenario: str, point: str, kind: str, cwd: Path, hdir: Path,
                     "bytes_expected": tear.get("expected")}
     if dry:
         for record in obs.saves:
-            snap = hdir / f"snap-{record.n}"
-            if snap.exists():
-                data = snap.read_bytes()
-                record.snapshot = data.decode("utf-8", "surrogateescape")
-                record.snapshot_bytes = len(data)
+            reading = hdir / f"saved-{record.n}"
+            if reading.exists():
+                data = reading.read_bytes()
+                record.checkpoint_text = data.decode("utf-8", "surrogateescape")
+                record.checkpoint_bytes = len(data)
     return obs

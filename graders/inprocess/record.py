@@ -27,9 +27,10 @@ from graders.inprocess.patching import Output, recording
 from graders.inprocess.run_state import ProcessExit, RunState, Stop
 from graders.inprocess.scratch import TMP, WORK, Scratch
 from graders.inprocess.support import scratch_dir
-from graders.judge.recording import Recording, Snapshot
+from graders.judge.recording import Reading, Recording
 from graders.recording.calls import CallServer
 from graders.recording.leftovers import put_back
+from graders.recording.readings import listing
 
 try:  # the channel's CallServer.handle takes a Frame where framing has one
     from graders.recording.framing import Frame as _Frame
@@ -44,8 +45,7 @@ _FILENAME = "<your answer cells>"
 #: One recorded run at a time in a process: the recorder's patches and the working directory
 #: are the process's.
 _ONE_AT_A_TIME = threading.Lock()
-_SNAPSHOT_CAP = 8 << 20
-_LISTING_CAP = 50
+_READ_CAP = 8 << 20
 _open, _read, _close, _lstat, _scandir = os.open, os.read, os.close, os.lstat, os.scandir
 _chdir, _getcwd = os.chdir, os.getcwd
 
@@ -79,17 +79,17 @@ class _Run(RunState):
         self.rec = Recording(scenario=getattr(scenario, "name", None), mode=mode,
                              sandboxed=False)
         self.replies = _Replies()
-        self.server = CallServer(scenario, self.rec, self.replies, self.snapshot)
+        self.server = CallServer(scenario, self.rec, self.replies, self.reading)
         self.seq = 0
         self.stdout, self.stderr = Output(), Output()
 
     # -- the grader's side -----------------------------------------------------------------
 
-    def snapshot(self) -> Snapshot:
+    def reading(self) -> Reading:
         """``checkpoint.json`` as it is in the run's working folder now, and its neighbours."""
-        snap = _read_checkpoint(self.scratch.work)
-        snap.listing = _listing(self.scratch.work)
-        return snap
+        reading = _read_checkpoint(self.scratch.work)
+        reading.listing = listing(self.scratch.work, _scandir)
+        return reading
 
     def send(self, op: str, **fields) -> dict:
         """One frame to the grader: its marker in the log, then the grader's answer."""
@@ -113,9 +113,9 @@ class _Run(RunState):
         call = self.rec.calls[-1] if self.rec.calls else None
         if call is None or (call.op, call.index) != tuple(self.fill_at):
             return
-        snap = call.snapshot
-        size = snap.size if snap is not None and snap.size is not None else len(
-            (snap.data if snap is not None else None) or b"")
+        reading = call.reading
+        size = reading.size if reading is not None and reading.size is not None else len(
+            (reading.data if reading is not None else None) or b"")
         self.fsize_limit = max(1, size // 2)
         self.rec.filled = {"seq": call.seq, "limit": self.fsize_limit, "processes": 1,
                            "error": ""}
@@ -266,28 +266,28 @@ def _describe(namespace: dict) -> dict:
     return description
 
 
-def _read_checkpoint(folder: str) -> Snapshot:
+def _read_checkpoint(folder: str) -> Reading:
     path = os.path.join(folder, "checkpoint.json")
     try:
         info = _lstat(path)
     except FileNotFoundError:
-        return Snapshot("absent")
+        return Reading("absent")
     except OSError as err:
-        return Snapshot("unreadable", detail=err.strerror or str(err))
+        return Reading("unreadable", detail=err.strerror or str(err))
     kind = _kind(info.st_mode)
     if kind != "file":
-        return Snapshot(kind)
-    if info.st_size > _SNAPSHOT_CAP:
-        return Snapshot("too_big", size=info.st_size)
+        return Reading(kind)
+    if info.st_size > _READ_CAP:
+        return Reading("too_big", size=info.st_size)
     try:
         fd = _open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     except OSError as err:
-        return Snapshot("unreadable", detail=err.strerror or str(err))
+        return Reading("unreadable", detail=err.strerror or str(err))
     try:
         chunks = []
         while chunk := _read(fd, 1 << 20):
             chunks.append(chunk)
-        return Snapshot("file", data=b"".join(chunks))
+        return Reading("file", data=b"".join(chunks))
     finally:
         _close(fd)
 
@@ -300,25 +300,6 @@ def _kind(mode: int) -> str:
         if test(mode):
             return name
     return "special"
-
-
-def _listing(folder: str) -> dict:
-    files: dict = {}
-    try:
-        with _scandir(folder) as entries:
-            for i, entry in enumerate(entries):
-                if i >= _LISTING_CAP:
-                    break
-                if entry.name == "checkpoint.json":
-                    continue
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                files[entry.name] = "dir/" if entry.is_dir(follow_symlinks=False) else st.st_size
-    except OSError:
-        pass
-    return files
 
 
 def record_in_process(source: str, scenario=None, *, mode: str = "loop",

@@ -201,14 +201,14 @@ class Recorder:
             recorder.current_save = 0
             fields = {}
             if recorder.dry:
-                fields = recorder.snapshot(n, recorder.save_opens)
+                fields = recorder.copy_checkpoint(n, recorder.save_opens)
             recorder.event("save_end", n=n, **fields)
             return result
 
         save_checkpoint.__wrapped__ = save
         return save_checkpoint
 
-    def snapshot(self, n: int, opened: list[str]) -> dict:
+    def copy_checkpoint(self, n: int, opened: list[str]) -> dict:
         """Copy checkpoint.json as save ``n`` left it into the harness dir (dry run only)."""
         self.busy = True
         sizes = {}
@@ -222,13 +222,13 @@ class Recorder:
             try:
                 src = _open(os.path.join(self.cwd, CHECKPOINT), os.O_RDONLY)
             except OSError:
-                return {"sizes": sizes, "snapshot": False}
-            dst = _open(os.path.join(self.hdir, f"snap-{n}"), os.O_WRONLY | os.O_CREAT, 0o644)
+                return {"sizes": sizes, "copied": False}
+            dst = _open(os.path.join(self.hdir, f"saved-{n}"), os.O_WRONLY | os.O_CREAT, 0o644)
             while chunk := _read(src, 1 << 16):
                 _write(dst, chunk)
             _close(src)
             _close(dst)
-            return {"sizes": sizes, "snapshot": True}
+            return {"sizes": sizes, "copied": True}
         finally:
             self.busy = False
 

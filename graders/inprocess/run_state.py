@@ -59,7 +59,7 @@ class RunState:
 
     def owns(self) -> bool:
         """Whether the calling thread is the run's, doing the submission's work (not the
-        grader's: the fake model, the snapshots)."""
+        grader's: the fake model, the readings of checkpoint.json)."""
         return (self.active and _ident() in self.threads
                 and not getattr(self.local, "grader", False))
 

@@ -20,6 +20,6 @@ From a crash state to a verdict: ``observation`` (what the judge reads), ``crash
 calls in one turn), with their problem codes, ``verdict`` and ``verdicts`` (one per crash point).
 """
 
-from graders.judge.recording import Call, Recording, Snapshot
+from graders.judge.recording import Call, Reading, Recording
 
-__all__ = ["Recording", "Call", "Snapshot"]
+__all__ = ["Recording", "Call", "Reading"]

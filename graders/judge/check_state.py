@@ -62,7 +62,7 @@ def results_in_save(save: Any) -> tuple[dict[str, Any], set[str]]:
     pendingToolUse, ids answered in messages). From the file the save left when the recording
     has it, else from the state it was given."""
     state: Any = None
-    text = getattr(save, "snapshot", None)
+    text = getattr(save, "checkpoint_text", None)
     if isinstance(text, str):
         try:
             state = json.loads(text)

@@ -67,10 +67,6 @@ class Moment:
     write: dict | None = None
     unfollowed: str | None = None
 
-    def same_disk(self, other: Moment) -> bool:
-        """Whether ``other`` leaves the same ``checkpoint.json`` (kind and bytes)."""
-        return self.kind == other.kind and self.data == other.data
-
 
 #: Each system call as a moment names it (with its article).
 OPERATION_WORDS = {
@@ -147,7 +143,7 @@ class CrashPoint:
             :mod:`graders.judge.crash_points`).
         step: the point's place in the timeline (0, 1, 2, ... in the order things happen).
         save: for the save kinds, the save as the dry run saw it (:class:`SaveRecord` fields,
-            without the snapshot text).
+            without the checkpoint text).
         before: for the save kinds, ``checkpoint.json`` as the previous complete save left it
             (None: there was none), from the dry run.
         after: for the save kinds, ``checkpoint.json`` as this save left it.
@@ -197,12 +193,12 @@ class CrashPoint:
 def _tear(save: SaveRecord) -> tuple[str, int | None]:
     """Which open arms the torn write of ``save``, and the bytes written to that file."""
     if save.in_place:
-        return "checkpoint", save.snapshot_bytes or save.sizes.get(CHECKPOINT)
+        return "checkpoint", save.checkpoint_bytes or save.sizes.get(CHECKPOINT)
     if save.opened:
         first = save.opened[0]
         size = save.sizes.get(first)
-        return "first", size if size else save.snapshot_bytes
-    return "start", save.snapshot_bytes
+        return "first", size if size else save.checkpoint_bytes
+    return "start", save.checkpoint_bytes
 
 
 #: What pads a fixed-size record after its JSON (spaces, newlines, zero bytes).
@@ -260,15 +256,16 @@ def derive_points(dry: Observation) -> list[CrashPoint]:
                              where) if expected else save_label(n, where))
             points.append(CrashPoint(
                 f"torn_write_save_{n}", "torn_write", n, label, save=summary, before=previous,
-                after=save.snapshot, tear_target=target, tear_expected=expected,
+                after=save.checkpoint_text, tear_target=target, tear_expected=expected,
                 tear_limit=limit))
             if save.renames:
                 points.append(CrashPoint(
                     f"killed_before_rename_save_{n}", "killed_before_rename", n,
-                    rename_label(n, where), save=summary, before=previous, after=save.snapshot,
+                    rename_label(n, where), save=summary, before=previous,
+                    after=save.checkpoint_text,
                     rename_at=_rename_at(save)))
             if save.completed:
-                previous = save.snapshot
+                previous = save.checkpoint_text
     points.append(CrashPoint(NO_CRASH, NO_CRASH, None, "with no crash"))
     for step, point in enumerate(points):
         point.step = step

@@ -251,7 +251,7 @@ class Node:
     """
 
     __slots__ = ("kind", "data", "target", "unknown", "ident", "durable", "links", "version",
-                 "_snap")
+                 "_contents")
 
     def __init__(self, ident: int, kind: str, target: str | None = None) -> None:
         self.ident = ident  # creation order within one model: the same node in every replay
@@ -262,17 +262,17 @@ class Node:
         self.durable = b""  # what a power cut keeps: the bytes as of the last fsync
         self.links = 0
         self.version = 0
-        self._snap: tuple[int, bytes] | None = None
+        self._contents: tuple[int, bytes] | None = None
 
     def changed(self) -> None:
         """Note a change of ``data``."""
         self.version += 1
 
-    def snapshot(self) -> bytes:
+    def contents(self) -> bytes:
         """``data`` as bytes (one object per version: moments that share a state share it)."""
-        if self._snap is None or self._snap[0] != self.version:
-            self._snap = (self.version, bytes(self.data))
-        return self._snap[1]
+        if self._contents is None or self._contents[0] != self.version:
+            self._contents = (self.version, bytes(self.data))
+        return self._contents[1]
 
 
 @dataclass
@@ -323,10 +323,6 @@ class DiskModel:
                 proc = Process(fs=[self.last_cwd])
             self.procs[pid] = proc
         return proc
-
-    def cwd_of(self, pid: int) -> str:
-        """The working directory of process ``pid``."""
-        return self.process(pid).cwd
 
     def set_cwd(self, pid: int, path: str) -> None:
         """Process ``pid`` (and the threads sharing its working directory) now work in ``path``."""
@@ -497,7 +493,7 @@ class DiskModel:
             return node.kind, None
         if node.unknown:
             return "unknown", None
-        return "file", node.snapshot()
+        return "file", node.contents()
 
     def unknown_words(self) -> str | None:
         """Why checkpoint.json is unknown now, in words (None when it is known)."""

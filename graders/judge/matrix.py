@@ -34,9 +34,9 @@ from graders.judge.recording import (
     LOAD_POINT,
     UNOBSERVED,
     Observation,
+    Reading,
     Recording,
     SaveRecord,
-    Snapshot,
     Verdict,
     run_problems,
 )
@@ -201,8 +201,8 @@ def _note_what_saves_left(saves: list[SaveRecord], groups: list[list[Moment]],
     later = [m for m in moments if m.how in ("call", "end")]
     for save, group in zip(saves, groups, strict=True):
         after = next((m for m in later if m.position > group[-1].position), end)
-        save.snapshot = _text(after)
-        save.snapshot_bytes = len(after.data) if after.data is not None else None
+        save.checkpoint_text = _text(after)
+        save.checkpoint_bytes = len(after.data) if after.data is not None else None
         state = _parse(after)
         if isinstance(state, dict):
             save.pending = state.get("pendingToolUse")
@@ -223,16 +223,16 @@ def _cross_check(rec: Recording, call_moments: list[tuple[Moment, Any]],
     settled = [m for m in moments if m.how in ("call", "before", "end")]
     place = {id(m): i for i, m in enumerate(settled)}
     for moment, call in call_moments:
-        if not any(_agrees(m, call.snapshot) for m in _window(settled, place[id(moment)])):
+        if not any(_agrees(m, call.reading) for m in _window(settled, place[id(moment)])):
             discrepancies.append(
                 f"when {call.op} call {call.index} came in, checkpoint.json on disk "
-                f"({_snap_words(call.snapshot)}) was not what your recorded file operations "
+                f"({_reading_words(call.reading)}) was not what your recorded file operations "
                 f"leave ({_moment_words(moment)})")
             break
     if rec.final is not None and rec.ended in ("finished", "raised") and not _agrees(
             end, rec.final):
         discrepancies.append(
-            f"at the end checkpoint.json on disk ({_snap_words(rec.final)}) was not what your "
+            f"at the end checkpoint.json on disk ({_reading_words(rec.final)}) was not what your "
             f"recorded file operations leave ({_moment_words(end)})")
     if unfollowed:
         discrepancies.append(
@@ -279,12 +279,12 @@ def _points(rec, scenario, call_moments, saves, groups, end) -> list[PointMoment
             size = next((m.write["bytes"] for m in torn if m.write), None)
             point = CrashPoint(f"torn_write_save_{save.n}", "torn_write", save.n,
                                save_label(save.n, f"({where})"), save=summary,
-                               after=save.snapshot, tear_expected=size)
+                               after=save.checkpoint_text, tear_expected=size)
             found.append((group[0].position, PointMoments(point, torn)))
         if before:
             point = CrashPoint(f"killed_before_rename_save_{save.n}", "killed_before_rename",
                                save.n, rename_label(save.n, f"({where})"),
-                               save=summary, after=save.snapshot)
+                               save=summary, after=save.checkpoint_text)
             found.append((before[0].position, PointMoments(point, before)))
     found.sort(key=lambda item: item[0])
     ordered = [pm for _, pm in found]
@@ -293,8 +293,8 @@ def _points(rec, scenario, call_moments, saves, groups, end) -> list[PointMoment
     previous = None
     for save in saves:
         befores[save.n] = previous
-        if save.snapshot is not None:
-            previous = save.snapshot
+        if save.checkpoint_text is not None:
+            previous = save.checkpoint_text
     for step, pm in enumerate(ordered):
         pm.point.step = step
         pm.point.trace = trace
@@ -326,7 +326,7 @@ def tearing_moment(pm: PointMoments, saves: list[SaveRecord]) -> Moment:
         if pm.point.index is not None and save.n >= pm.point.index:
             break
         if save.completed:
-            previous = save.snapshot
+            previous = save.checkpoint_text
     limit = (tear_limit("checkpoint" if changing else "temp", expected, previous)
              if expected else None)
     half = max(1, (expected or 2) // 2)
@@ -375,19 +375,19 @@ def _parse(moment: Moment) -> Any:
         return None
 
 
-def _agrees(moment: Moment, snap: Snapshot | None) -> bool:
-    if snap is None or snap.kind in ("unreadable", "too_big"):
+def _agrees(moment: Moment, reading: Reading | None) -> bool:
+    if reading is None or reading.kind in ("unreadable", "too_big"):
         return True
-    if snap.kind == "file":
-        return moment.kind == "file" and moment.data is not None and snap.same_bytes(moment.data)
-    return moment.kind == snap.kind or (snap.kind == "special" and moment.kind == "special")
+    if reading.kind == "file":
+        return moment.kind == "file" and moment.data is not None and reading.same_bytes(moment.data)
+    return moment.kind == reading.kind or (reading.kind == "special" and moment.kind == "special")
 
 
-def _snap_words(snap: Snapshot) -> str:
-    if snap.kind == "file":
-        size = len(snap.data) if snap.data is not None else snap.size
+def _reading_words(reading: Reading) -> str:
+    if reading.kind == "file":
+        size = len(reading.data) if reading.data is not None else reading.size
         return f"{size or 0:,} bytes"
-    return {"absent": "no file"}.get(snap.kind, f"a {snap.kind}")
+    return {"absent": "no file"}.get(reading.kind, f"a {reading.kind}")
 
 
 def _moment_words(moment: Moment) -> str:

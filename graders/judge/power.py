@@ -95,7 +95,7 @@ class _DurableModel(ReplayModel):
         if op.call in DATA_WRITES:
             desc = self.target_of(op)
             if desc is not None and desc.sync and desc.node.kind == "file":
-                desc.node.durable = desc.node.snapshot()  # O_DSYNC / O_SYNC
+                desc.node.durable = desc.node.contents()  # O_DSYNC / O_SYNC
                 self.log.append(f"file-sync@{op.index}")
         elif op.call in FILE_SYNCS:
             self._file_sync(op, after)
@@ -108,7 +108,7 @@ class _DurableModel(ReplayModel):
             return
         node = desc.node
         if node.kind == "file":
-            node.durable = node.snapshot()
+            node.durable = node.contents()
             self.log.append(f"file-sync@{op.index}")
         elif node.kind == "dir" and node is self.paths.get(WORK):
             self.durable_binding = after
@@ -124,7 +124,7 @@ class _DurableModel(ReplayModel):
                          or path.decode("utf-8", "replace").startswith(r + "/")), "")
         for path, node in self.paths.items():
             if node.kind == "file" and (root is None or path.startswith(root + "/")):
-                node.durable = node.snapshot()
+                node.durable = node.contents()
         if root in (None, WORK):
             self.durable_binding = after
             self.pending = []

@@ -38,7 +38,7 @@ from typing import Any
 
 from graders.loop.protocol import CHECKPOINT
 
-__all__ = ["Recording", "Call", "Snapshot", "Observation", "SaveRecord", "Verdict", "LOAD_POINT",
+__all__ = ["Recording", "Call", "Reading", "Observation", "SaveRecord", "Verdict", "LOAD_POINT",
            "PROBLEMS", "IN_FLIGHT_PROBLEMS", "KEPT_PROBLEMS", "MESSAGE_PROBLEMS",
            "PARALLEL_PROBLEMS", "UNOBSERVED", "CHANNEL", "run_problems"]
 
@@ -47,8 +47,9 @@ __all__ = ["Recording", "Call", "Snapshot", "Observation", "SaveRecord", "Verdic
 
 
 @dataclass
-class Snapshot:
-    """``checkpoint.json`` as the grading process found it at one moment.
+class Reading:
+    """A reading: ``checkpoint.json`` as the grading process read it from outside the run, at
+    one call or at the end.
 
     ``kind`` is ``"file"``, ``"absent"``, ``"fifo"``, ``"symlink"``, ``"directory"``,
     ``"special"``, ``"too_big"`` or ``"unreadable"``. For a file, ``digest`` is the SHA-256 of its
@@ -71,8 +72,8 @@ class Snapshot:
             return self.data == data
         return self.digest is not None and self.digest == hashlib.sha256(data).hexdigest()
 
-    def forget_bytes(self) -> Snapshot:
-        """This snapshot keeping only the digest and size of a file's bytes."""
+    def forget_bytes(self) -> Reading:
+        """This reading keeping only the digest and size of a file's bytes."""
         if self.data is not None:
             self.digest = hashlib.sha256(self.data).hexdigest()
             self.size = len(self.data)
@@ -86,14 +87,14 @@ class Call:
 
     ``index`` counts calls of its kind from 1; ``seq`` is the number the grading process gave
     the call's frame, in the order frames arrived (never a number the submission chose): the
-    trace marker of that very frame places the call among the file operations. ``snapshot`` is
-    ``checkpoint.json`` when the call arrived.
+    trace marker of that very frame places the call among the file operations. ``reading`` is
+    ``checkpoint.json`` as read when the call arrived.
     """
 
     seq: int
     op: str
     index: int
-    snapshot: Snapshot | None = None
+    reading: Reading | None = None
     name: str | None = None
     input: Any = None
     result: str | None = None
@@ -129,7 +130,7 @@ class Recording:
     described: dict | None = None
     calls: list[Call] = field(default_factory=list)
     markers: list[dict] = field(default_factory=list)
-    final: Snapshot | None = None
+    final: Reading | None = None
     protocol: list[str] = field(default_factory=list)
     trace: str = ""
     ops: list | None = None
@@ -157,9 +158,9 @@ class SaveRecord:
     before it ran), ``"B"`` (after tool ``tool`` returned), ``"start"`` (before the first model
     call) or ``"end"`` (after the final answer). ``pending`` is the ``pendingToolUse`` of the
     state it was given. ``opened``, ``renames`` and ``removes`` are the file operations it made
-    (names relative to the working directory). ``snapshot`` is ``checkpoint.json`` as the save left
-    it (dry run only). ``thread`` is the thread (or process) that began it, as the recording
-    numbers them; None where unknown.
+    (names relative to the working directory). ``checkpoint_text`` is ``checkpoint.json`` as the
+    save left it (dry run only). ``thread`` is the thread (or process) that began it, as the
+    recording numbers them; None where unknown.
     """
 
     n: int
@@ -173,8 +174,8 @@ class SaveRecord:
     renames: list[list[str | None]] = field(default_factory=list)
     removes: list[str] = field(default_factory=list)
     sizes: dict[str, int | None] = field(default_factory=dict)
-    snapshot: str | None = None
-    snapshot_bytes: int | None = None
+    checkpoint_text: str | None = None
+    checkpoint_bytes: int | None = None
 
     @property
     def in_place(self) -> bool:
@@ -193,9 +194,9 @@ class SaveRecord:
         return "after the final answer"
 
     def summary(self) -> dict[str, Any]:
-        """This record without the snapshot text."""
+        """This record without the checkpoint text."""
         data = asdict(self)
-        data.pop("snapshot")
+        data.pop("checkpoint_text")
         return data
 
 

@@ -37,6 +37,7 @@ from graders.nbgrader_plumbing.source_notebook import (
 )
 
 __all__ = [
+    "release_and_reference",
     "ROOT",
     "ASSIGNMENT",
     "SOURCES_DIR",
@@ -157,3 +158,17 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def release_and_reference(notebook: str, root: Path = ROOT):
+    """(starter, reference) answer cells of ``notebook``, from the release and the build."""
+    from graders.checks import submission_from_notebook
+
+    release = root / "exercises" / f"{notebook}.ipynb"
+    starter = submission_from_notebook(nbformat.read(release, as_version=4), notebook)
+    nb = build_source_notebook(root / "exercises" / "src" / f"{notebook}.py", root)
+    for cell in nb.cells:
+        cell.source = "\n".join(line for line in cell.source.splitlines()
+                                if "BEGIN SOLUTION" not in line and "END SOLUTION" not in line)
+    reference = submission_from_notebook(nb, notebook)
+    return starter, reference

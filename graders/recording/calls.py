@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from graders.judge.recording import Call, Recording, Snapshot
+from graders.judge.recording import Call, Reading, Recording
 from graders.recording.framing import Frame
 
 __all__ = ["CallServer", "CALL_CAP", "FRAME_COUNT_CAP"]
@@ -31,12 +31,12 @@ class CallServer:
     is sent (the full-disk run lowers the file-size limit there).
     """
 
-    def __init__(self, scenario, rec: Recording, sock, snapshot: Callable[[], Snapshot],
+    def __init__(self, scenario, rec: Recording, sock, reading: Callable[[], Reading],
                  before_reply: Callable[[Call], None] | None = None) -> None:
         self.scenario = scenario
         self.rec = rec
         self.sock = sock
-        self.snapshot = snapshot
+        self.reading = reading
         self.before_reply = before_reply
         self.model = scenario.model() if scenario is not None else None
         self.tools = scenario.executor() if scenario is not None else None
@@ -79,7 +79,7 @@ class CallServer:
         elif op in ("finished", "raised"):
             rec.ended = op
             rec.error = fields.get("error") if op == "raised" else None
-            rec.final = self.snapshot().forget_bytes()
+            rec.final = self.reading().forget_bytes()
             self.reply({})
             return True
         else:
@@ -96,7 +96,7 @@ class CallServer:
     def serve_call(self, seq: int, op: str, fields: dict) -> Call:
         """Answer one ``model`` or ``tool`` call (a refusal is passed on); return its log entry."""
         call = Call(seq=seq, op=op, index=sum(1 for c in self.rec.calls if c.op == op) + 1,
-                    snapshot=self.snapshot().forget_bytes())
+                    reading=self.reading().forget_bytes())
         if op == "model":
             try:
                 response = self.model(tools=fields.get("tools"), messages=fields.get("messages"))

@@ -104,6 +104,6 @@ class FrameReader:
                 continue
             yield Frame(self.count, header, op, fields)
 
-    def leftover(self) -> bool:
+    def cut_short(self) -> bool:
         """Whether a frame was begun and never finished (its header or body cut short)."""
         return self.buffer.find(_MAGIC) >= 0

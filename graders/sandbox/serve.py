@@ -12,9 +12,9 @@ process's log and the trace strace wrote, nothing the submission wrote.
 from __future__ import annotations
 
 from graders.judge.recording import Recording
+from graders.recording.readings import read_safely
 from graders.sandbox.box import observer_problem, sandbox_problem
 from graders.sandbox.session import Session
-from graders.sandbox.snapshots import read_safely
 
 __all__ = ["record", "SandboxUnavailable", "read_safely", "DEFAULT_TIMEOUT"]
 

@@ -27,13 +27,13 @@ import graders.sandbox.uid_budget as uid_budget
 import graders.sandbox.uid_tier as uid_tier
 import graders.sandbox.uid_walls as uid_walls
 import graders.sandbox.uids as uids
-from graders.judge.recording import Recording, Snapshot
+from graders.judge.recording import Reading, Recording
 from graders.recording import run_folders
 from graders.recording.calls import CallServer
 from graders.recording.framing import FrameReader
+from graders.recording.readings import listing, read_safely
 from graders.sandbox.box import TMP, TRACE_CAP, WORK, command, cpu_limit, find_tools
 from graders.sandbox.fill_disk import limit_file_size
-from graders.sandbox.snapshots import listing, read_safely
 
 __all__ = ["Session", "TRACE_BUDGET"]
 
@@ -78,7 +78,7 @@ class Session:
         self.rec = Recording(scenario=getattr(scenario, "name", None), mode=mode,
                              sandboxed=sandbox)
         self.rec.tier = self.tier.name if self.tier else "none"
-        self.calls = CallServer(scenario, self.rec, None, self.snapshot)
+        self.calls = CallServer(scenario, self.rec, None, self.reading)
         self.frames = FrameReader(self.rec.protocol)
         self.child_pid: int | None = None
         self.outputs = {"stdout": b"", "stderr": b""}
@@ -162,14 +162,14 @@ class Session:
                 return None
         return Path(f"/proc/{self.child_pid}/root{WORK}")
 
-    def snapshot(self) -> Snapshot:
+    def reading(self) -> Reading:
         """``checkpoint.json`` as it is on the sandbox's disk now, with what lies beside it."""
         where = self.where()
         if where is None:
-            return Snapshot("unreadable", detail="the sandbox's files could not be reached")
-        snap = read_safely(where)
-        snap.listing = listing(where)
-        return snap
+            return Reading("unreadable", detail="the sandbox's files could not be reached")
+        reading = read_safely(where)
+        reading.listing = listing(where)
+        return reading
 
     # -- the conversation ------------------------------------------------------------------
 
@@ -258,7 +258,7 @@ class Session:
             self._lower_file_size(call) if (call.op, call.index) == (op, index) else None)
 
     def _lower_file_size(self, call) -> None:
-        size = call.snapshot.size if call.snapshot is not None else None
+        size = call.reading.size if call.reading is not None else None
         limit = max(1, (size or 0) // 2)
         done, error = limit_file_size(self.proc.pid, limit)
         self.rec.filled = {"seq": call.seq, "limit": limit, "processes": done, "error": error}
@@ -288,7 +288,7 @@ class Session:
         if self.uid_tier or not self.sandbox:
             self._name_folders_as_the_model_does()
         if self.uid_tier:  # gone with the run, as the bubblewrap tier's tmpfs mounts are
-            uid_tier.remove_leftovers(self.held.uid)
+            uid_tier.remove_residue(self.held.uid)
             uid_walls.remove_ipc(self.held.uid)
         self._remove_folders()
 
@@ -370,7 +370,7 @@ class Session:
         rec.exit_code = self.proc.returncode
         rec.stdout_tail = self.outputs["stdout"].decode("utf-8", "replace")
         rec.stderr_tail = self.outputs["stderr"].decode("utf-8", "replace")
-        if self.frames.leftover() and rec.ended != "hung":
+        if self.frames.cut_short() and rec.ended != "hung":
             rec.protocol.append("a grader frame begun and never finished")
         rec.trace = self._read_trace()
         if self.proc.returncode == -signal.SIGXFSZ and not rec.over_budget:

@@ -1,7 +1,7 @@
 """What grading killed from outside left on this machine, removed at the next start; never what
 a live run holds.
 
-Three kinds of leftovers: the modes of what grading closed to other users
+Three kinds of residue: the modes of what grading closed to other users
 (:func:`graders.sandbox.uid_closing.reopen_left`), run folders
 (:func:`graders.recording.run_folders.sweep`: each is held by its run's flock while the run
 lives), and, in the uid tier, what a sandbox uid made outside its folders (processes, files at
@@ -27,19 +27,9 @@ __all__ = ["sweep_left_behind", "clear_unheld_uids"]
 def _sandbox_uids_present() -> set[int]:
     """The sandbox uids that own a process, a file at the top of a shared temp folder, a POSIX
     message queue or a SysV IPC object."""
-    found = set()
-    for folder in (*uid_tier.SHARED_TEMP, "/dev/mqueue", "/proc"):
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                owner = entry.stat(follow_symlinks=False).st_uid
-            except OSError:
-                continue
-            if owner in uids.UID_RANGE:
-                found.add(owner)
+    found = {owner for _, owner in
+             uid_tier.entries_by_owner((*uid_tier.SHARED_TEMP, "/dev/mqueue", "/proc"))
+             if owner in uids.UID_RANGE}
     for _table, row in uid_walls.ipc_objects():
         found |= {int(row[k]) for k in ("uid", "cuid")
                   if row.get(k, "").isdigit() and int(row[k]) in uids.UID_RANGE}
@@ -69,7 +59,7 @@ def clear_unheld_uids() -> list[str]:
         try:
             if not uid_tier.end_uid(uid, known_alive=False):
                 removed.append(f"processes of uid {uid} (not all ended)")
-            removed += uid_tier.remove_leftovers(uid) + uid_walls.remove_ipc(uid)
+            removed += uid_tier.remove_residue(uid) + uid_walls.remove_ipc(uid)
         finally:
             held.release()
     return removed

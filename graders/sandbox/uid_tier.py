@@ -32,12 +32,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from graders.recording import run_folders
 
 __all__ = ["roots", "prepare", "prepare_files", "confine_spec", "drop", "end_uid",
-           "remove_leftovers", "model_paths", "become_subreaper", "probe",
+           "remove_residue", "entries_by_owner", "model_paths", "become_subreaper", "probe",
            "renames_fail_between", "new_trace", "can_trace_other_uids", "SHARED_TEMP"]
 
 #: Folders every user may write, where a uid's files are looked for after its run.
@@ -200,26 +201,36 @@ def _reap_one(pid: int) -> None:
         pass
 
 
-def remove_leftovers(uid: int) -> list[str]:
-    """Remove what ``uid`` left at the top of the machine's shared temp folders; return it."""
-    removed = []
-    for folder in SHARED_TEMP:
+def entries_by_owner(folders) -> Iterator[tuple[os.DirEntry, int]]:
+    """Each entry at the top of ``folders`` (those that can be listed) with the uid that owns
+    it, the entry itself (a link is not followed); one gone meanwhile is skipped."""
+    for folder in folders:
         try:
             entries = list(os.scandir(folder))
         except OSError:
             continue
         for entry in entries:
             try:
-                if entry.stat(follow_symlinks=False).st_uid != uid:
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(entry.path, ignore_errors=True)
-                else:
-                    os.unlink(entry.path)
-                removed.append(entry.path)
-            except OSError as err:
-                if err.errno != errno.ENOENT:
-                    removed.append(f"{entry.path} (not removed: {err.strerror})")
+                yield entry, entry.stat(follow_symlinks=False).st_uid
+            except OSError:
+                continue
+
+
+def remove_residue(uid: int) -> list[str]:
+    """Remove ``uid``'s residue at the top of the machine's shared temp folders; return it."""
+    removed = []
+    for entry, owner in entries_by_owner(SHARED_TEMP):
+        if owner != uid:
+            continue
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+            removed.append(entry.path)
+        except OSError as err:
+            if err.errno != errno.ENOENT:
+                removed.append(f"{entry.path} (not removed: {err.strerror})")
     return removed
 
 

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["PREFIX", "leftover_folders", "scratch_folder", "working_in"]
+__all__ = ["PREFIX", "residue_folders", "scratch_folder", "working_in"]
 
 #: The name every scratch folder starts with, then the kernel's process id.
 PREFIX = "checkpoint-lab-try-it-"
@@ -43,7 +43,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def leftover_folders(prefix: str = PREFIX, where: Path | None = None) -> list[Path]:
+def residue_folders(prefix: str = PREFIX, where: Path | None = None) -> list[Path]:
     """Scratch folders in ``where`` (the temp folder) whose kernel is gone, ours to remove."""
     where = Path(where or tempfile.gettempdir())
     pattern = re.compile(rf"^{re.escape(prefix)}(\d+)-")
@@ -64,7 +64,7 @@ def scratch_folder(prefix: str = PREFIX) -> Path:
     folder = _OURS.get(prefix)
     if folder is not None and folder.is_dir():
         return folder
-    for gone in leftover_folders(prefix):
+    for gone in residue_folders(prefix):
         shutil.rmtree(gone, ignore_errors=True)
     folder = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-"))
     _OURS[prefix] = folder

@@ -1,4 +1,5 @@
-"""Reading the sandbox's files from outside: ``checkpoint.json`` as it is now, and its neighbours.
+"""Readings of a run's folder from outside: ``checkpoint.json`` as it is now (`read_safely`,
+the sandbox's) and its neighbours (`listing`, both observers').
 
 Read without following a link, without blocking on a FIFO, capped in size: the submission chose
 what those names are, and the grading process must not be fooled or stalled by them.
@@ -10,43 +11,43 @@ import os
 import stat
 from pathlib import Path
 
-from graders.judge.recording import Snapshot
+from graders.judge.recording import Reading
 
-__all__ = ["read_safely", "listing", "SNAPSHOT_CAP"]
+__all__ = ["read_safely", "listing", "READ_CAP"]
 
 #: Bytes of ``checkpoint.json`` read at most; a bigger file is reported as ``too_big``.
-SNAPSHOT_CAP = 8 << 20
+READ_CAP = 8 << 20
 _LISTING_CAP = 50
 
 
-def read_safely(directory: str | Path, name: str = "checkpoint.json") -> Snapshot:
+def read_safely(directory: str | Path, name: str = "checkpoint.json") -> Reading:
     """What ``directory/name`` holds, read without following a link or blocking on a FIFO."""
     path = os.path.join(str(directory), name)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
-        return Snapshot("absent")
+        return Reading("absent")
     except OSError as err:
         try:
             mode = os.lstat(path).st_mode
         except OSError:
-            return Snapshot("unreadable", detail=err.strerror or str(err))
-        return Snapshot(_file_kind(mode), detail=err.strerror or str(err))
+            return Reading("unreadable", detail=err.strerror or str(err))
+        return Reading(_file_kind(mode), detail=err.strerror or str(err))
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            return Snapshot(_file_kind(info.st_mode))
-        if info.st_size > SNAPSHOT_CAP:
-            return Snapshot("too_big", size=info.st_size)
+            return Reading(_file_kind(info.st_mode))
+        if info.st_size > READ_CAP:
+            return Reading("too_big", size=info.st_size)
         chunks = []
         while True:
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 break
             chunks.append(chunk)
-            if sum(map(len, chunks)) > SNAPSHOT_CAP:
-                return Snapshot("too_big", size=info.st_size)
-        return Snapshot("file", data=b"".join(chunks))
+            if sum(map(len, chunks)) > READ_CAP:
+                return Reading("too_big", size=info.st_size)
+        return Reading("file", data=b"".join(chunks))
     finally:
         os.close(fd)
 
@@ -63,11 +64,13 @@ def _file_kind(mode: int) -> str:
     return "special"
 
 
-def listing(where: Path) -> dict[str, int | str]:
-    """The other entries of ``where`` (at most 50): a file's size, or ``"dir/"``."""
+def listing(where: str | Path, scandir=os.scandir) -> dict[str, int | str]:
+    """The other entries of ``where`` (at most 50): a file's size, or ``"dir/"``; ``scandir``
+    is ``os.scandir`` as the caller bound it (the in-process recorder binds its own before a
+    submission's code runs)."""
     files: dict[str, int | str] = {}
     try:
-        with os.scandir(where) as entries:
+        with scandir(where) as entries:
             for i, entry in enumerate(entries):
                 if i >= _LISTING_CAP:
                     break
