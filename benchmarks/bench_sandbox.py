@@ -41,7 +41,7 @@ from graders.judge.matrix import (  # noqa: E402
 )
 from graders.judge.power import judge_power  # noqa: E402
 from graders.sandbox import record, sandbox_problem  # noqa: E402
-from graders.sandbox.box import _python, find_tools  # noqa: E402
+from graders.sandbox.box import GRADER, _python, find_tools  # noqa: E402
 
 REFERENCE = ROOT / "solutions" / "02_two_latent_failures.py"
 PLAIN = """
@@ -138,6 +138,12 @@ def bench_crash_states(name: str, source: str, repeat: int) -> None:
     print(f"  one plain run of the loop:          {plain_s * 1000:7.1f} ms")
     print(f"  {name}, every crash state (record + judge): {graded_s * 1000:7.1f} ms  ratio "
           f"{ratio:4.2f}x (goal <= 1.3x); the run in the sandbox alone {record_s * 1000:.1f} ms")
+    lines = recorded[-1].trace.splitlines()
+    loaded = "".join(f"\\x{b:02x}" for b in f"{GRADER}/submission.py".encode())  # as -xx
+    before = next((i for i, line in enumerate(lines) if loaded in line), len(lines))
+    # each traced call stops the run twice for strace: the count a busy machine multiplies
+    print(f"  {name}: {len(lines)} traced calls a run, {before} of them before the code is "
+          "loaded (the sandbox, prlimit, setpriv, Python and the bootstrap)")
 
 
 def bench_power_cut(name: str, source: str, repeat: int) -> None:

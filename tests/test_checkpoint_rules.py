@@ -129,6 +129,23 @@ def test_messages_that_depart_from_the_script_are_named():
     assert "messages[2]" in v.message
 
 
+def test_what_the_rules_work_out_once_per_file_is_never_carried_to_another_file():
+    # the conversation's facts are kept per distinct checkpoint.json (by its digest): two files
+    # of the same length that differ in one byte of one result each get their own verdict, in
+    # whatever order they are judged, again and again
+    good = state(1)
+    bad = state(1)
+    text = bad["messages"][2]["content"][0]["content"]
+    bad["messages"][2]["content"][0]["content"] = text[:-1] + ("x" if text[-1] != "x" else "y")
+    assert len(json.dumps(good)) == len(json.dumps(bad))
+    for _ in range(2):
+        for data, passes in ((good, True), (bad, False), (good, True)):
+            v = verdict("killed_during_model_call_2", data, 1)
+            assert v.passed is passes, v.message
+            assert passes or (v.evidence["problem"] == "script_mismatch"
+                              and "messages[2]" in v.message)
+
+
 def test_a_result_for_a_tool_that_never_ran_is_refused():
     v = verdict("killed_during_model_call_2", state(1), 0)
     assert not v.passed

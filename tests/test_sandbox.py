@@ -17,7 +17,7 @@ import pytest
 
 from graders.judge.trace import parse_trace
 from graders.sandbox import read_safely, record
-from graders.sandbox.box import LIMITS, command, find_tools
+from graders.sandbox.box import LIMITS, _python, command, find_tools
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -147,6 +147,28 @@ FACTS = sorted(os.environ) + ['uid=%d' % os.getuid()]
         "PWD"}
     # as root the code runs as a uid of its own; otherwise as the user's: never as root
     assert next(f for f in seen if f.startswith("uid=")) != "uid=0", seen
+
+
+def test_the_code_sees_the_locale_and_environment_of_lang_c_utf8():
+    # the programs before the bootstrap start with no LANG (they load no locale); the code's
+    # Python and its children see what LANG=C.UTF-8 gives, as on the grader's own machine
+    seen = facts("""
+import io, locale, os, subprocess, sys
+FACTS = [os.environ.get('LANG'), 'LC_CTYPE' in os.environ, sys.flags.utf8_mode,
+         locale.setlocale(locale.LC_ALL, None), locale.getpreferredencoding(False),
+         io.text_encoding(None), sys.getfilesystemencoding(), sys.stdout.errors,
+         sorted(line.split('=')[0] for line in
+                subprocess.run(['env'], capture_output=True, text=True).stdout.split())]
+""")
+    expected = subprocess.run(
+        [_python(), "-I", "-S", "-c", "import io, locale, sys; print(repr([sys.flags.utf8_mode, "
+         "locale.setlocale(locale.LC_ALL, None), locale.getpreferredencoding(False), "
+         "io.text_encoding(None), sys.getfilesystemencoding(), sys.stdout.errors]))"],
+        env={"LANG": "C.UTF-8", "PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
+        check=True).stdout.strip()
+    assert seen[:2] == ["C.UTF-8", "False"], seen
+    assert "[" + ", ".join(seen[2:8]) + "]" == expected.replace("'", ""), (seen, expected)
+    assert "LANG" in seen[8] and "LC_CTYPE" not in seen[8], seen
 
 
 def test_every_process_it_starts_dies_with_it():

@@ -8,7 +8,9 @@ are :class:`graders.judge.crash_check.CrashCheck`.
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 from graders.judge.crash_points import NO_CRASH, CrashPoint
@@ -17,7 +19,7 @@ from graders.text import plural
 
 __all__ = ["CheckState", "WRITE_KINDS", "FIELD_TYPES", "canonical", "byte_count", "type_words",
            "script_of", "load_error_verdict", "skipped_verdict", "results_in_save",
-           "not_returned_message"]
+           "not_returned_message", "new_run"]
 
 #: The crash point kinds in the middle of a save: judged only for what the save left (one
 #: complete save, or none yet); where tools ran is judged at the calls (each check its own).
@@ -100,8 +102,9 @@ _SCRIPTS: dict[int, tuple[Any, dict]] = {}
 
 def script_of(scenario) -> dict:
     """The scenario's calls, tools and conversation, copied once (the judge only reads them),
-    and each message of the conversation in its one canonical text (compared with every crash
-    state's messages)."""
+    each message of the conversation in its one canonical text (compared with every crash
+    state's messages), and ``memo``: what :meth:`CheckState.once` worked out for each distinct
+    checkpoint.json."""
     held = _SCRIPTS.get(id(scenario))
     if held is None or held[0] is not scenario:
         from fake_llm.normalize import canonical_message
@@ -109,11 +112,18 @@ def script_of(scenario) -> dict:
         conversation = scenario.conversation()
         held = (scenario, {"calls": scenario.tool_calls, "tools": scenario.tools,
                            "conversation": conversation,
-                           "canonical": [canonical_message(m) for m in conversation]})
+                           "canonical": [canonical_message(m) for m in conversation],
+                           "memo": {}})
         if len(_SCRIPTS) > 16:
             _SCRIPTS.clear()
         _SCRIPTS[id(scenario)] = held
     return held[1]
+
+
+def new_run(scenario) -> None:
+    """Forget what :meth:`CheckState.once` worked out: a new run's states are judged from here
+    (each run's own cost, as when it is the only one graded)."""
+    script_of(scenario)["memo"].clear()
 
 
 class CheckState:
@@ -158,6 +168,24 @@ class CheckState:
         if self.point.kind == NO_CRASH:
             return "Ran with no crash"
         return f"Killed {self.point.label}"
+
+    def once(self, what: str, messages: Any, work: Callable[[], Any]) -> Any:
+        """``work()``, a fact of ``messages`` alone (``what`` names it), worked out once per
+        distinct checkpoint.json: a run's crash states leave the same file again and again (a
+        third as many files as states in the scenarios). Kept by the file's digest, only when
+        ``messages`` is the one this check parsed from it."""
+        text, state = self.obs.checkpoint, self.state
+        if not isinstance(text, str) or not isinstance(state, dict) or \
+                messages is not state.get("messages"):
+            return work()
+        digest = hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=20)
+        memo = script_of(self.sc)["memo"]
+        key = (what, digest.digest())
+        if key not in memo:
+            if len(memo) > 512:
+                memo.clear()
+            memo[key] = work()
+        return memo[key]
 
     def call_number(self, call_id: Any) -> int | None:
         """The script's number (from 1) of the tool call with id ``call_id``."""

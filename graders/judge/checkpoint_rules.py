@@ -28,7 +28,6 @@ from graders.judge.check_state import (
     canonical,
     load_error_verdict,
     not_returned_message,
-    script_of,
     skipped_verdict,
 )
 from graders.judge.crash_check import CrashCheck
@@ -175,11 +174,8 @@ class _Check(CrashCheck):
         script's own conversation so far."""
         if not self.each_call_answered_once(messages):
             return False
-        from fake_llm import ConversationError, validate_conversation
-
-        try:
-            validate_conversation(messages, script_of(self.sc)["tools"], allow_pending=True)
-        except ConversationError as err:
+        err = self.api_error(messages)
+        if err is not None:
             self.fail("conversation", (
                 f"{self.done}: messages in checkpoint.json is not a conversation the API would "
                 f"accept: {err}. Resume would send it to the model and get an error back."))

@@ -31,6 +31,17 @@ from graders.text import plural
 __all__ = ["CrashCheck"]
 
 
+def _first_off_script(messages: list, script: dict) -> int | None:
+    """The index of the first message that is not the script's (as the API reads it), or None."""
+    from fake_llm.normalize import canonical_message
+
+    canonical, conversation = script["canonical"], script["conversation"]
+    for i, message in enumerate(messages):
+        if i >= len(conversation) or canonical_message(message) != canonical[i]:
+            return i
+    return None
+
+
 class CrashCheck(CheckState):
     """One check of one crash state, up to the rules of one checkpoint shape."""
 
@@ -45,22 +56,33 @@ class CrashCheck(CheckState):
     def follows_the_script(self, messages: list) -> bool:
         """Each message is the one the model and tools produced, as the API reads it (a turn's
         results paired with its calls by tool_use_id, in any order)."""
-        from fake_llm.normalize import canonical_message
-
         script = script_of(self.sc)
-        canonical, script = script["canonical"], script["conversation"]
-        for i, message in enumerate(messages):
-            if i < len(script) and canonical_message(message) == canonical[i]:
-                continue
-            want = (json.dumps(script[i])[:200] if i < len(script)
-                    else "nothing: the conversation had ended")
-            self.fail("script_mismatch", (
-                f"{self.done}: messages[{i}] in checkpoint.json is "
-                f"{json.dumps(message)[:200]}, but the model and tools produced {want}. "
-                "messages must hold the conversation as it happened (as the API reads it): "
-                "the model's content as it came, each tool result as the tool returned it."))
-            return False
-        return True
+        i = self.once("script", messages, lambda: _first_off_script(messages, script))
+        if i is None:
+            return True
+        script = script["conversation"]
+        want = (json.dumps(script[i])[:200] if i < len(script)
+                else "nothing: the conversation had ended")
+        self.fail("script_mismatch", (
+            f"{self.done}: messages[{i}] in checkpoint.json is "
+            f"{json.dumps(messages[i])[:200]}, but the model and tools produced {want}. "
+            "messages must hold the conversation as it happened (as the API reads it): "
+            "the model's content as it came, each tool result as the tool returned it."))
+        return False
+
+    def api_error(self, messages: list):
+        """The first of the Messages API's rules ``messages`` breaks (a ``ConversationError``,
+        the calls in flight allowed), or None."""
+        from fake_llm import ConversationError, validate_conversation
+
+        def work():
+            try:
+                validate_conversation(messages, script_of(self.sc)["tools"], allow_pending=True)
+            except ConversationError as err:
+                return err
+            return None
+
+        return self.once("api", messages, work)
 
     def no_trace_message(self, k: int, on_disk: str) -> tuple[str, str]:
         """The problem of tool ``k``, which ran and left no trace: never on record, or only

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graders import load_errors
+from graders.judge.check_state import new_run
 from graders.judge.checkpoint_rules import check, load_error_verdict
 from graders.judge.crash_points import (
     NO_CRASH,
@@ -527,6 +528,7 @@ def judge(rec: Recording, scenario, kinds=None, *,
         matrix = build_matrix(rec, scenario)
     except OverBudget as exc:
         return [over_budget_verdict(scenario.name, str(exc))], None
+    new_run(scenario)
     verdicts = []
     for pm in matrix.points:
         if kinds is not None and pm.point.kind not in kinds and pm.point.kind != NO_CRASH:

@@ -36,7 +36,6 @@ from graders.judge.check_state import (
     canonical,
     not_returned_message,
     results_in_save,
-    script_of,
 )
 from graders.judge.crash_check import CrashCheck
 from graders.judge.crash_points import NO_CRASH, CrashPoint
@@ -143,12 +142,8 @@ class ParallelCheck(CrashCheck):
 
     def accepted_by_the_api(self, messages: list) -> bool:
         """messages is a conversation the Messages API accepts, up to the calls in flight."""
-        from fake_llm import ConversationError, validate_conversation
-
-        try:
-            validate_conversation(messages, script_of(self.sc)["tools"],
-                                  allow_pending=True)
-        except ConversationError as err:
+        err = self.api_error(messages)
+        if err is not None:
             last = err.index == len(messages) - 1
             if err.rule == "tool_results_split":
                 code, what = "results_split", (

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from graders.judge.check_state import new_run
 from graders.judge.crash_points import Moment, save_label
 from graders.judge.disk_model import CHECKPOINT_PATH, UNFOLLOWED, Node
 from graders.judge.replay import DATA_WRITES, ReplayModel
@@ -263,6 +264,7 @@ def judge_power(matrix, scenario, check) -> list:
     its own. ``evidence["causes"]`` gives each problem's cause in one line, the same at every
     moment it happened (no moment, no byte counts), so that a check can list each cause once.
     """
+    new_run(scenario)
     all_moments = [m for pm in matrix.points for m in pm.moments]
     by_moment = {id(pw.moment): pw for pw in power_moments(all_moments, matrix.ops)}
     verdicts = []

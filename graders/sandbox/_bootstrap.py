@@ -20,15 +20,16 @@ exclude each other). MODE ``restart`` first puts back the files of a crash state
 """
 
 import _socket
+import _thread
 import fcntl
 import json
 import os
 import sys
-import threading
 
 # What the process imports before the submission's code is part of every run's cost (each
 # module's files are opened under the observer): the C modules themselves, not ``socket``
-# (hundreds of enum constants) or ``hashlib`` (OpenSSL's library); ``traceback`` only on error.
+# (hundreds of enum constants), ``hashlib`` (OpenSSL's library) or ``threading`` (its lock is
+# ``_thread``'s); ``traceback`` only on error.
 try:
     from _sha2 import sha256 as _sha256  # Python 3.12 and later
 except ImportError:
@@ -36,6 +37,14 @@ except ImportError:
         from _sha256 import sha256 as _sha256
     except ImportError:
         from hashlib import sha256 as _sha256
+
+# The bubblewrap tier starts this Python with no LANG, so that the programs before it (prlimit,
+# setpriv) load no locale (a hundred traced calls each run), and with -X utf8=0: Python then
+# takes C.UTF-8 for LC_CTYPE itself and says so in LC_CTYPE, which is put back here as LANG,
+# the environment the submission and its children see in every tier.
+if "LANG" not in os.environ and os.environ.get("LC_CTYPE") == "C.UTF-8":
+    os.environ["LANG"] = "C.UTF-8"
+    del os.environ["LC_CTYPE"]
 
 _FD = int(sys.argv[1])
 _SOURCE = sys.argv[2]
@@ -55,7 +64,7 @@ class _Channel:
     """One process's side of the socket: a lock for its threads, an flock for its processes."""
 
     def __init__(self):
-        self.lock = threading.Lock()
+        self.lock = _thread.allocate_lock()
         self.fd = os.open(__file__, os.O_RDONLY | os.O_CLOEXEC)
         self.buffer = b""
         self.count = 0
@@ -185,7 +194,7 @@ def main():
     save = namespace["save_checkpoint"]
     if callable(save):
         count = [0]
-        count_lock = threading.Lock()
+        count_lock = _thread.allocate_lock()
 
         def save_checkpoint(state, *args, **kwargs):
             with count_lock:

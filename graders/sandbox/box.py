@@ -400,7 +400,8 @@ def command(tools: Tools, *, run_dir: Path, trace: Path, fd: int, info_fd: int |
     limits = [tools.prlimit] + [f"--{name}={value}" for name, value in LIMITS.items()]
     box = _bwrap(tools, run_dir, info_fd, seccomp_fd, python)
     drop = uid_tier.drop(tools.setpriv, uid) if os.geteuid() == 0 else []
-    return [*strace, *box, "--", *limits, "--", *drop, python, "-I", "-S",
+    # -X utf8=0: no LANG here (see _bootstrap.py), and Python's locale as with LANG=C.UTF-8
+    return [*strace, *box, "--", *limits, "--", *drop, python, "-I", "-S", "-X", "utf8=0",
             f"{GRADER}/_bootstrap.py", str(fd), f"{GRADER}/submission.py", mode]
 
 
@@ -449,7 +450,7 @@ def _bwrap(tools: Tools, run_dir: Path, info_fd: int | None, seccomp_fd: int | N
             "--remount-ro", "/dev", "--remount-ro", "/",
             "--chdir", WORK, "--clearenv",
             "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin",
-            "--setenv", "HOME", WORK, "--setenv", "LANG", "C.UTF-8",
+            "--setenv", "HOME", WORK,  # LANG: set by the bootstrap (prlimit loads no locale)
             "--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--setenv", "PYTHONIOENCODING", "utf-8"]
     if info_fd is not None:
         box += ["--info-fd", str(info_fd)]
