@@ -440,6 +440,35 @@ def test_what_a_killed_graders_uid_left_is_cleared_and_a_live_runs_uid_never():
     assert not os.path.exists(f"/tmp/tmp-left-{live.uid}")
 
 
+def test_what_a_killed_checks_uid_left_is_cleared_by_the_next_check(tmp_path):
+    """`checkpoint-lab check` run as root runs each submission as a sandbox uid; killed, it
+    leaves that uid's process and files. The next `check` clears them as the next `grade`
+    does, before it even reads its notebook (here one that is not there)."""
+    from graders.sandbox import uids
+
+    dead = uids.reserve(uids.lock_folder())
+    proc = subprocess.Popen([sys.executable, "-c", _LEFT_BY_UID, str(dead.uid)],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        dead.release()  # the check was killed: the kernel dropped its lock
+        checked = subprocess.run([sys.executable, "-m", "graders.cli", "check",
+                                  str(tmp_path / "not-there.ipynb")], cwd=ROOT,
+                                 capture_output=True, text=True, timeout=120)
+        assert checked.returncode == 2, checked.stdout + checked.stderr
+        proc.wait(timeout=30)
+        assert proc.returncode == -9, "the left process was ended"
+        assert not [p for p in os.listdir("/proc") if p.isdigit() and _owner(p) == dead.uid]
+        for place in ("/dev/shm", "/tmp"):
+            assert not os.path.exists(f"{place}/tmp-left-{dead.uid}"), place
+        assert "Traceback" not in checked.stderr
+    finally:
+        proc.kill()
+        proc.wait()
+        for place in ("/dev/shm", "/tmp"):
+            Path(f"{place}/tmp-left-{dead.uid}").unlink(missing_ok=True)
+
+
 def _opened(*paths: Path) -> dict[str, str]:
     """Each path whose mode keeps other users out, with its mode."""
     return {str(p): oct(p.stat().st_mode & 0o777) for p in paths if not p.stat().st_mode & 0o005}

@@ -136,10 +136,9 @@ def _check_sandbox(args: argparse.Namespace) -> None:
 def _sweep(args: argparse.Namespace) -> None:
     """Remove what grading processes killed from outside left (their run folders; in the uid
     tier, what their sandbox uids made), never what a live one holds; say so in one line."""
-    from graders.sandbox.box import tier
     from graders.sandbox.sweep import sweep_left_behind
 
-    removed = sweep_left_behind(not args.no_sandbox and getattr(tier(), "name", None) == "uid")
+    removed = sweep_left_behind()
     if removed and not args.quiet:
         print(f"cleared {len(removed)} leftover(s) of grading killed before it ended: "
               + ", ".join(removed[:3]) + (" ..." if len(removed) > 3 else ""))
