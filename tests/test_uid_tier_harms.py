@@ -388,6 +388,52 @@ def test_without_landlock_the_batch_gives_every_student_the_bubblewrap_score(
     assert not batch["droppings"], batch["droppings"]
 
 
+def test_what_no_student_may_read_is_named_in_a_checkout_and_in_site_packages(tmp_path):
+    from graders.cli.grade import not_for_students
+
+    named = {p.relative_to(ROOT).as_posix() for p in not_for_students(ROOT)}
+    assert {"solutions", "exercises/src", "tests", "fake_llm/scenarios/release-audit.json"} \
+        <= named, named
+    # a pip install (site-packages): no checkout's folders, the hidden checks' scenario alone
+    scenarios = tmp_path / "fake_llm" / "scenarios"
+    scenarios.mkdir(parents=True)
+    for name in ("release-audit.json", "support-tickets.json"):
+        (scenarios / name).write_text("{}")
+    assert not_for_students(tmp_path) == [scenarios / "release-audit.json"]
+
+
+@pytest.mark.timeout(1200)
+def test_without_landlock_a_cheat_finds_the_grading_checkout_closed(tmp_path_factory):
+    """Without Landlock the run's uid reads every file any user may: a cheat follows its
+    grader's command line to the checkout and runs a passing submission from its tests/.
+    ``grade`` closes what no student may read there while it grades, says so, and puts the
+    modes back: the cheat scores as the starter, its honest neighbour in full."""
+    from graders.cli.grade import not_for_students
+
+    cheat = "cheat_runs_a_passing_fixture"
+    students = {name: STUDENTS[name] for name in ("reference", cheat)}
+    wrap = docker_root(sys.executable, "-c", _NO_LANDLOCK, "/usr/bin/env",
+                       f"{box.WITHOUT_LANDLOCK_ENV}=1", caps=(*DOCKER_CAPS, "sys_ptrace"))
+    closed = not_for_students(ROOT)
+    modes = {path: path.stat().st_mode & 0o7777 for path in closed}
+    try:
+        batch = grade_catalog_batch(tmp_path_factory.mktemp("uid-no-landlock-checkout"),
+                                    tuple(wrap), students=students)
+    finally:
+        after = {path: path.stat().st_mode & 0o7777 for path in closed}
+        for path, mode in modes.items():
+            os.chmod(path, mode)  # grade puts them back itself; this, if the test's timeout hit
+    assert "no Landlock" in batch["stdout"], said_by(batch)
+    assert after == modes, "grade left a mode changed"
+    for student, (_, _, expected) in students.items():
+        want = {c: POINTS[c] if passed else 0 for c, passed in expected.items()}
+        got = {c: batch["scores"].get(student, {}).get(c) for c in expected}
+        assert got == want, (student, got, said_by(batch))
+    said = next(line for line in batch["stdout"].splitlines() if "closed to other users" in line)
+    for path in closed:
+        assert str(path) in said, (path, said)
+
+
 #: As a sandbox uid (argv[1]): a file at the top of /dev/shm and of /tmp, then sleeps (a
 #: process that outlived its grader). Says "ready" once they exist.
 _LEFT_BY_UID = r"""
