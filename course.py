@@ -148,12 +148,12 @@ def _python_fits(spec: str, version: tuple[int, ...]) -> bool | None:
 
 def pins_too_new(text: str, version: tuple[int, ...]) -> list[str]:
     """Each pin of constraints.txt ``text`` whose Requires-Python (as ``pin`` wrote it after
-    the pin) rules out Python ``version``: "name==version needs Python SPEC"."""
+    the pin) rules out Python ``version``: "name==version, which needs Python SPEC"."""
     found = []
     for line in text.splitlines():
         pin = _PIN_LINE.match(line)
         if pin and pin.group(3) and _python_fits(pin.group(3), version) is False:
-            found.append(f"{pin.group(1)}=={pin.group(2)} needs Python {pin.group(3)}")
+            found.append(f"{pin.group(1)}=={pin.group(2)}, which needs Python {pin.group(3)}")
     return found
 
 
@@ -175,7 +175,7 @@ def _check_pins() -> None:
     if too_new:
         python = "Python " + ".".join(map(str, version))
         more = f" (and {len(too_new) - 1} more pin(s))" if len(too_new) > 1 else ""
-        sys.exit(f"course.py: constraints.txt pins {too_new[0]}{more}, and this is {python}; "
+        sys.exit(f"course.py: constraints.txt pins {too_new[0]}{more}; this is {python}, and "
                  f"nothing was installed. Run course.py with a newer Python, or pin a release "
                  f"that {python} can install.")
 

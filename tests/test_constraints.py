@@ -124,8 +124,8 @@ def test_course_py_refuses_a_pin_this_python_cannot_install_before_pip_runs(tmp_
     failed = _course(tmp_path)
     assert failed.returncode != 0
     [line] = failed.stderr.strip().splitlines()
-    assert re.search(r"constraints\.txt pins soupsieve==4\.1\.3 needs Python >=3\.99\.5, and "
-                     r"this is Python 3\.\d+\.\d+; nothing was installed", line), line
+    assert re.search(r"constraints\.txt pins soupsieve==4\.1\.3, which needs Python >=3\.99\.5; "
+                     r"this is Python 3\.\d+\.\d+, and nothing was installed", line), line
     assert _pip_calls(venv) == [], "pip must not start: the check is instant and offline"
     assert not (venv / ".checkpoint-lab-installed").exists()
 
