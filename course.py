@@ -46,7 +46,12 @@ USAGE = """usage: python3 course.py {lab,test,pin} [args...]
 CONSTRAINTS_HEADER = """\
 # The exact versions the tests passed with, installed by course.py (pip install -c) and by
 # environment.yml. Refresh: python3 course.py pin --upgrade (see README, "For maintainers").
+# "# Requires-Python" after a pin is that release's own, which course.py checks before pip runs.
 """
+#: One line of constraints.txt: the pin, and the Requires-Python that ``pin`` wrote after it.
+_PIN_LINE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+?)\s*"
+                       r"(?:#\s*Requires-Python\s+(.+?))?\s*$")
+_CLAUSE = re.compile(r"(~=|===|==|!=|<=|>=|<|>)\s*([0-9]+(?:\.[0-9]+)*)(\.\*)?")
 
 
 def minutes_and_seconds(seconds: float) -> str:
@@ -94,6 +99,12 @@ def _why_pip_failed(output: str) -> str:
             return (f"{name} needs Python {needs.group(1)}, and this is "
                     f"{_python()}")
         return f"no release of {name} is there for {_python()} (or pip cannot reach the index)"
+    # a release found by path or --find-links, whose metadata pip read only after choosing it
+    found = re.search(r"Package '([^']+)' requires a different Python: (\S+) not in '([^']+)'",
+                      output)
+    if found:
+        name, python, needs = found.groups()
+        return f"{name} needs Python {needs}, and this is Python {python}"
     lines = [line.strip() for line in output.splitlines() if line.strip().startswith("ERROR:")]
     return lines[0].removeprefix("ERROR:").strip() if lines else ""
 
@@ -111,8 +122,67 @@ def _run_pip(args: list[str], what: str) -> None:
              + "Nothing was changed in your files; fix that, then run the same command again.")
 
 
+def _python_fits(spec: str, version: tuple[int, ...]) -> bool | None:
+    """Whether Python ``version`` satisfies the Requires-Python ``spec`` (None: cannot read it;
+    pip will judge)."""
+    for clause in filter(None, (c.strip() for c in spec.split(","))):
+        found = _CLAUSE.fullmatch(clause)
+        if not found:
+            return None
+        op, text, star = found.groups()
+        want = tuple(int(x) for x in text.split("."))
+        if star:
+            if op not in ("==", "!="):
+                return None
+            fits = (version[:len(want)] == want) == (op == "==")
+        else:
+            width = max(len(want), len(version))
+            have, need = version + (0,) * (width - len(version)), want + (0,) * (width - len(want))
+            fits = {">=": have >= need, ">": have > need, "<=": have <= need, "<": have < need,
+                    "==": have == need, "===": have == need, "!=": have != need,
+                    "~=": have >= need and have[:len(want) - 1] == want[:-1]}[op]
+        if not fits:
+            return False
+    return True
+
+
+def pins_too_new(text: str, version: tuple[int, ...]) -> list[str]:
+    """Each pin of constraints.txt ``text`` whose Requires-Python (as ``pin`` wrote it after
+    the pin) rules out Python ``version``: "name==version, which needs Python SPEC"."""
+    found = []
+    for line in text.splitlines():
+        pin = _PIN_LINE.match(line)
+        if pin and pin.group(3) and _python_fits(pin.group(3), version) is False:
+            found.append(f"{pin.group(1)}=={pin.group(2)}, which needs Python {pin.group(3)}")
+    return found
+
+
+def _venv_version() -> tuple[int, ...]:
+    """The version of .venv's Python (made by another Python than this one, maybe)."""
+    out = subprocess.run([str(PYTHON), "-c", "import sys; print(*sys.version_info[:3])"],
+                         capture_output=True, text=True)
+    try:
+        return tuple(int(x) for x in out.stdout.split())
+    except ValueError:
+        return tuple(sys.version_info[:3])
+
+
+def _check_pins() -> None:
+    """Before pip runs: every pin's Requires-Python against .venv's Python, in an instant and
+    offline, rather than after minutes of pip backtracking."""
+    version = _venv_version()
+    too_new = pins_too_new(CONSTRAINTS.read_text(encoding="utf-8"), version)
+    if too_new:
+        python = "Python " + ".".join(map(str, version))
+        more = f" (and {len(too_new) - 1} more pin(s))" if len(too_new) > 1 else ""
+        sys.exit(f"course.py: constraints.txt pins {too_new[0]}{more}; this is {python}, and "
+                 f"nothing was installed. Run course.py with a newer Python, or pin a release "
+                 f"that {python} can install.")
+
+
 def _install(extra: list[str]) -> None:
     if "-c" in extra:
+        _check_pins()
         # The pins alone first, each exactly and without its dependencies: pip has nothing to
         # resolve, so a pin this Python cannot install fails in seconds and by name, instead of
         # after minutes of backtracking ("resolution-too-deep").
@@ -145,6 +215,32 @@ def _env() -> dict[str, str]:
     return dict(os.environ, VIRTUAL_ENV=str(VENV), PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}")
 
 
+_READ_REQUIRES_PYTHON = """
+import json, sys
+from importlib.metadata import PackageNotFoundError, distribution
+found = {}
+for pin in json.load(sys.stdin):
+    name, _, version = pin.partition("==")
+    try:
+        dist = distribution(name)
+    except PackageNotFoundError:
+        continue
+    if dist.version == version and dist.metadata.get("Requires-Python"):
+        found[pin] = " ".join(dist.metadata["Requires-Python"].split())
+print(json.dumps(found))
+"""
+
+
+def _requires_python(pins: list[str]) -> dict[str, str]:
+    """Each pin's Requires-Python, read from .venv's metadata of that very release."""
+    out = subprocess.run([str(PYTHON), "-c", _READ_REQUIRES_PYTHON], input=json.dumps(pins),
+                         capture_output=True, text=True)
+    try:
+        return json.loads(out.stdout)
+    except ValueError:
+        return {}
+
+
 def pin(args: list[str]) -> int:
     """Run the tests; if they pass, write what .venv holds to constraints.txt."""
     upgrade = "--upgrade" in args
@@ -166,7 +262,10 @@ def pin(args: list[str]) -> int:
                             capture_output=True, text=True).stdout
     pins = sorted((line.strip() for line in frozen.splitlines()
                    if line.strip() and not line.startswith(("#", "-e"))), key=str.lower)
-    CONSTRAINTS.write_text(CONSTRAINTS_HEADER + "\n".join(pins) + "\n")
+    needs = _requires_python(pins)
+    CONSTRAINTS.write_text(CONSTRAINTS_HEADER + "".join(
+        f"{pin}  # Requires-Python {needs[pin]}\n" if needs.get(pin) else f"{pin}\n"
+        for pin in pins))
     STAMP.write_text(_wanted_stamp() + "\n")
     print(f"Wrote {len(pins)} pinned versions to {CONSTRAINTS}.")
     return 0

@@ -13,6 +13,7 @@ import tomllib
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
+import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
@@ -23,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _pins() -> dict[str, str]:
     text = (ROOT / "constraints.txt").read_text(encoding="utf-8")
-    return dict(line.strip().split("==", 1) for line in text.splitlines()
+    return dict(line.split("#", 1)[0].strip().split("==", 1) for line in text.splitlines()
                 if line.strip() and not line.startswith("#"))
 
 
@@ -97,3 +98,91 @@ def test_course_py_shows_pip_s_own_words_when_it_cannot_read_them(tmp_path):
     failed = _course(tmp_path, PIP_STUB_EXIT="2", PIP_STUB_STDERR="something odd happened\n")
     assert "something odd happened" in failed.stderr
     assert failed.stderr.strip().splitlines()[-1].startswith("course.py: pip could not install")
+
+
+def test_each_pin_carries_the_requires_python_of_that_release():
+    """``course.py pin`` writes each release's Requires-Python after its pin; course.py checks
+    them before pip runs. Read again here from this environment's metadata of the same
+    releases, so that the file cannot drift from what the releases say."""
+    text = (ROOT / "constraints.txt").read_text(encoding="utf-8")
+    written = dict(re.findall(r"^(\S+==\S+)  # Requires-Python (.+)$", text, re.M))
+    assert len(written) > 100, "constraints.txt carries no Requires-Python: run course.py pin"
+    wrong = []
+    for name, pinned in _pins().items():
+        needs = distribution(name).metadata.get("Requires-Python")
+        if needs and written.get(f"{name}=={pinned}") != " ".join(needs.split()):
+            wrong.append(f"{name}=={pinned}: {written.get(f'{name}=={pinned}')!r} != {needs!r}")
+    assert not wrong, wrong
+
+
+def test_course_py_refuses_a_pin_this_python_cannot_install_before_pip_runs(tmp_path):
+    _tiny_project(tmp_path)
+    (tmp_path / "constraints.txt").write_text(
+        "# pinned\niniconfig==2.0.0  # Requires-Python >=3.7\n"
+        "soupsieve==4.1.3  # Requires-Python >=3.99.5\n")
+    venv = _stub_venv(tmp_path, pytest_too=False)
+    failed = _course(tmp_path)
+    assert failed.returncode != 0
+    [line] = failed.stderr.strip().splitlines()
+    assert re.search(r"constraints\.txt pins soupsieve==4\.1\.3, which needs Python >=3\.99\.5; "
+                     r"this is Python 3\.\d+\.\d+, and nothing was installed", line), line
+    assert _pip_calls(venv) == [], "pip must not start: the check is instant and offline"
+    assert not (venv / ".checkpoint-lab-installed").exists()
+
+
+def _wheel_needing_python(folder: Path, needs: str) -> Path:
+    """``toonew-1.0``, a wheel whose Requires-Python is ``needs``."""
+    import zipfile
+
+    folder.mkdir(parents=True, exist_ok=True)
+    wheel = folder / "toonew-1.0-py3-none-any.whl"
+    info = "toonew-1.0.dist-info"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("toonew/__init__.py", "")
+        archive.writestr(f"{info}/METADATA", "Metadata-Version: 2.1\nName: toonew\n"
+                         f"Version: 1.0\nRequires-Python: {needs}\n")
+        archive.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\n"
+                         "Root-Is-Purelib: true\nTag: py3-none-any\n")
+        archive.writestr(f"{info}/RECORD", "")
+    return wheel
+
+
+def _real_pip_venv(root: Path) -> Path:
+    """``root/.venv`` without a pip of its own, running this environment's real pip."""
+    import venv
+
+    import pip
+
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(root / ".venv")
+    site = next((root / ".venv" / "lib").glob("python3*/site-packages"))
+    (site / "real_pip.pth").write_text(f"{Path(pip.__file__).parents[1]}\n")
+    return root / ".venv"
+
+
+@pytest.mark.install
+@pytest.mark.parametrize("where", ["index", "find-links"])
+def test_real_pip_offline_a_hand_written_pin_too_new_is_named_with_the_python(tmp_path, where):
+    """A constraints file written by hand (no Requires-Python after the pin): pip itself finds
+    the release too new, from a local index's ``data-requires-python`` or from the wheel's
+    metadata, and course.py says so in one line."""
+    import html
+
+    _tiny_project(tmp_path)
+    (tmp_path / "constraints.txt").write_text("# pinned by hand\ntoonew==1.0\n")
+    _real_pip_venv(tmp_path)
+    wheel = _wheel_needing_python(tmp_path / "wheels", ">=3.99")
+    if where == "index":
+        page = tmp_path / "simple" / "toonew" / "index.html"
+        page.parent.mkdir(parents=True)
+        page.write_text(f'<a href="{wheel.as_uri()}" data-requires-python="'
+                        f'{html.escape(">=3.99")}">{wheel.name}</a>\n')
+        env = {"PIP_INDEX_URL": (tmp_path / "simple").as_uri()}
+    else:
+        env = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheel.parent)}
+    failed = _course(tmp_path, **env, PIP_NO_CACHE_DIR="1", PIP_CONFIG_FILE="/dev/null")
+    assert failed.returncode != 0
+    [last] = failed.stderr.strip().splitlines()
+    assert re.search(r"toonew(==1\.0)? needs Python >=3\.99, and this is Python 3\.\d+\.\d+",
+                     last), failed.stderr
+    assert "Traceback" not in failed.stderr
+    assert not (tmp_path / ".venv" / ".checkpoint-lab-installed").exists()

@@ -79,7 +79,7 @@ def test_constraints_pin_every_dependency_pyproject_names():
     for extra in project["optional-dependencies"].values():
         named |= {_name(r) for r in extra}
     lines = [line.strip() for line in (ROOT / "constraints.txt").read_text().splitlines()]
-    pins = [line for line in lines if line and not line.startswith("#")]
+    pins = [line.split("#", 1)[0].strip() for line in lines if line and not line.startswith("#")]
     pinned = {}
     for line in pins:
         name, sep, version = line.partition("==")
@@ -303,7 +303,8 @@ def test_pin_writes_what_the_venv_holds_once_the_tests_pass(tmp_path):
     assert "1 passed" in pinned.stdout and "Wrote 3 pinned versions" in pinned.stdout
     lines = (tmp_path / "constraints.txt").read_text().splitlines()
     assert lines[0].startswith("# ") and "python3 course.py pin" in lines[0] + lines[1]
-    assert lines[2:] == ["iniconfig==2.0.0", "Pluggy==1.4.0", "pytest==8.0.0"]
+    assert [line.split("#")[0].strip() for line in lines[3:]] == [
+        "iniconfig==2.0.0", "Pluggy==1.4.0", "pytest==8.0.0"]
     [*_, freeze] = _pip_calls(venv)
     assert freeze[:2] == ["freeze", "--exclude-editable"], freeze
     assert "Installing" not in _course(tmp_path).stdout, "pin leaves .venv matching its stamp"
@@ -368,7 +369,7 @@ def test_pin_upgrade_takes_the_newest_release_from_the_index(tmp_path):
     assert upgraded.returncode == 0, upgraded.stdout + upgraded.stderr
     newest = _pytest_version(tmp_path).split()[-1]
     assert newest != "8.0.0"
-    assert f"pytest=={newest}" in (tmp_path / "constraints.txt").read_text().splitlines()
+    assert f"pytest=={newest}  # Requires-Python >=" in (tmp_path / "constraints.txt").read_text()
     assert "Installing" not in _course(tmp_path).stdout
 
 

@@ -68,6 +68,15 @@ def test_the_image_has_the_sandbox_and_runs_post_build(dockerfile):
     assert dockerfile.index("RUN ./postBuild") > dockerfile.index('--file "environment.yml"')
 
 
+def test_the_images_entry_point_runs_start_before_the_server(dockerfile):
+    """On Binder and in a Zero to JupyterHub pod (KubeSpawner sets the container's ``args``,
+    keeping the image's entry point), ``start`` runs before the server: the hub route of
+    docs/jupyterhub.md releases the lessons through it (tests/test_hub_image_start.py)."""
+    assert 'ENTRYPOINT ["/usr/local/bin/repo2docker-entrypoint"]' in dockerfile
+    assert re.search(r'ENV R2D_ENTRYPOINT="?\$\{REPO_DIR\}/start"?', dockerfile), \
+        re.findall(r".*R2D_ENTRYPOINT.*", dockerfile)
+
+
 def _throwaway_env(folder: Path) -> dict[str, str]:
     """A venv whose ``jupyter`` commands use this environment's packages but its own prefix."""
     venv.EnvBuilder(with_pip=False).create(folder)

@@ -388,6 +388,52 @@ def test_without_landlock_the_batch_gives_every_student_the_bubblewrap_score(
     assert not batch["droppings"], batch["droppings"]
 
 
+def test_what_no_student_may_read_is_named_in_a_checkout_and_in_site_packages(tmp_path):
+    from graders.cli.grade import not_for_students
+
+    named = {p.relative_to(ROOT).as_posix() for p in not_for_students(ROOT)}
+    assert {"solutions", "exercises/src", "tests", "fake_llm/scenarios/release-audit.json"} \
+        <= named, named
+    # a pip install (site-packages): no checkout's folders, the hidden checks' scenario alone
+    scenarios = tmp_path / "fake_llm" / "scenarios"
+    scenarios.mkdir(parents=True)
+    for name in ("release-audit.json", "support-tickets.json"):
+        (scenarios / name).write_text("{}")
+    assert not_for_students(tmp_path) == [scenarios / "release-audit.json"]
+
+
+@pytest.mark.timeout(1200)
+def test_without_landlock_a_cheat_finds_the_grading_checkout_closed(tmp_path_factory):
+    """Without Landlock the run's uid reads every file any user may: a cheat follows its
+    grader's command line to the checkout and runs a passing submission from its tests/.
+    ``grade`` closes what no student may read there while it grades, says so, and puts the
+    modes back: the cheat scores as the starter, its honest neighbour in full."""
+    from graders.cli.grade import not_for_students
+
+    cheat = "cheat_runs_a_passing_fixture"
+    students = {name: STUDENTS[name] for name in ("reference", cheat)}
+    wrap = docker_root(sys.executable, "-c", _NO_LANDLOCK, "/usr/bin/env",
+                       f"{box.WITHOUT_LANDLOCK_ENV}=1", caps=(*DOCKER_CAPS, "sys_ptrace"))
+    closed = not_for_students(ROOT)
+    modes = {path: path.stat().st_mode & 0o7777 for path in closed}
+    try:
+        batch = grade_catalog_batch(tmp_path_factory.mktemp("uid-no-landlock-checkout"),
+                                    tuple(wrap), students=students)
+    finally:
+        after = {path: path.stat().st_mode & 0o7777 for path in closed}
+        for path, mode in modes.items():
+            os.chmod(path, mode)  # grade puts them back itself; this, if the test's timeout hit
+    assert "no Landlock" in batch["stdout"], said_by(batch)
+    assert after == modes, "grade left a mode changed"
+    for student, (_, _, expected) in students.items():
+        want = {c: POINTS[c] if passed else 0 for c, passed in expected.items()}
+        got = {c: batch["scores"].get(student, {}).get(c) for c in expected}
+        assert got == want, (student, got, said_by(batch))
+    said = next(line for line in batch["stdout"].splitlines() if "closed to other users" in line)
+    for path in closed:
+        assert str(path) in said, (path, said)
+
+
 #: As a sandbox uid (argv[1]): a file at the top of /dev/shm and of /tmp, then sleeps (a
 #: process that outlived its grader). Says "ready" once they exist.
 _LEFT_BY_UID = r"""
@@ -438,6 +484,35 @@ def test_what_a_killed_graders_uid_left_is_cleared_and_a_live_runs_uid_never():
             proc.wait()
         sweep.clear_unheld_uids()
     assert not os.path.exists(f"/tmp/tmp-left-{live.uid}")
+
+
+def test_what_a_killed_checks_uid_left_is_cleared_by_the_next_check(tmp_path):
+    """`checkpoint-lab check` run as root runs each submission as a sandbox uid; killed, it
+    leaves that uid's process and files. The next `check` clears them as the next `grade`
+    does, before it even reads its notebook (here one that is not there)."""
+    from graders.sandbox import uids
+
+    dead = uids.reserve(uids.lock_folder())
+    proc = subprocess.Popen([sys.executable, "-c", _LEFT_BY_UID, str(dead.uid)],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        dead.release()  # the check was killed: the kernel dropped its lock
+        checked = subprocess.run([sys.executable, "-m", "graders.cli", "check",
+                                  str(tmp_path / "not-there.ipynb")], cwd=ROOT,
+                                 capture_output=True, text=True, timeout=120)
+        assert checked.returncode == 2, checked.stdout + checked.stderr
+        proc.wait(timeout=30)
+        assert proc.returncode == -9, "the left process was ended"
+        assert not [p for p in os.listdir("/proc") if p.isdigit() and _owner(p) == dead.uid]
+        for place in ("/dev/shm", "/tmp"):
+            assert not os.path.exists(f"{place}/tmp-left-{dead.uid}"), place
+        assert "Traceback" not in checked.stderr
+    finally:
+        proc.kill()
+        proc.wait()
+        for place in ("/dev/shm", "/tmp"):
+            Path(f"{place}/tmp-left-{dead.uid}").unlink(missing_ok=True)
 
 
 def _opened(*paths: Path) -> dict[str, str]:

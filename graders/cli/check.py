@@ -155,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError(f"--timeout must be a positive number of seconds, not {args.timeout:g}")
-    sweep_left_behind()  # what a check or grading killed before it ended left (no probing)
+    sweep_left_behind()  # what a check or grading killed before it ended left, its uids' too
     path = resolve_notebook(args.notebook, args.workspace)
     if path.is_file() and is_course_release(path):
         copy = exercise_copy(path.stem, workspace_path(args.workspace))

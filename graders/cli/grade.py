@@ -8,7 +8,13 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["add_arguments", "run", "NOT_FOR_STUDENTS", "not_for_students"]
+
+#: What a checkout holds that no student may read: the reference solutions, the mark schemes of
+#: the written answers (``exercises/src``), the tests (their fixtures include passing
+#: submissions) and git's history, which holds all three (the student image's ``.dockerignore``
+#: leaves out the same).
+NOT_FOR_STUDENTS = ("solutions", "exercises/src", "tests", ".git")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -136,26 +142,37 @@ def _check_sandbox(args: argparse.Namespace) -> None:
 def _sweep(args: argparse.Namespace) -> None:
     """Remove what grading processes killed from outside left (their run folders; in the uid
     tier, what their sandbox uids made), never what a live one holds; say so in one line."""
-    from graders.sandbox.box import tier
     from graders.sandbox.sweep import sweep_left_behind
 
-    removed = sweep_left_behind(not args.no_sandbox and getattr(tier(), "name", None) == "uid")
+    removed = sweep_left_behind()
     if removed and not args.quiet:
         print(f"cleared {len(removed)} item(s) of residue of grading killed before it ended: "
               + ", ".join(removed[:3]) + (" ..." if len(removed) > 3 else ""))
 
 
+def not_for_students(root: Path | None = None) -> list[Path]:
+    """What a submission must not read of the folder that holds the course's packages
+    (``root``; by default this one's: a checkout, or an environment's ``site-packages``): a
+    checkout's :data:`NOT_FOR_STUDENTS`, and the files of the packages that only hidden checks
+    use (the site leaves them out too: `graders.site.course_wheel.WITHHELD`). Those there."""
+    from graders.site.course_wheel import WITHHELD
+
+    root = Path(__file__).resolve().parents[2] if root is None else Path(root)
+    return [root / name for name in (*NOT_FOR_STUDENTS, *WITHHELD)
+            if (root / name).exists()]
+
+
 def _close_to_submissions(args: argparse.Namespace):
-    """In the uid tier, the course, the submissions, this user's home and the checkout's
-    solutions closed to other users (a submission runs as one), by plain permissions, with
-    Landlock or without, until the batch ends; the :class:`Closing` that puts them back."""
+    """In the uid tier, the course, the submissions, this user's home and what no student may
+    read of the course's own files (:func:`not_for_students`) closed to other users (a
+    submission runs as one), by plain permissions, with Landlock or without, until the batch
+    ends; the :class:`Closing` that puts them back."""
     from graders.sandbox.box import tier
     from graders.sandbox.uid_closing import Closing
 
     chosen = tier() if not args.no_sandbox else None
     if getattr(chosen, "name", None) != "uid":
         return None
-    solutions = Path(__file__).resolve().parents[2] / "solutions"  # a checkout's references
     from graders.cli import UsageError
 
     try:
@@ -163,7 +180,7 @@ def _close_to_submissions(args: argparse.Namespace):
     except OSError as err:
         raise UsageError(f"cannot keep a journal of the folders closed while grading: {err}") \
             from err
-    closed = closing.close([args.course, args.submissions, Path.home(), solutions])
+    closed = closing.close([args.course, args.submissions, Path.home(), *not_for_students()])
     if closed:
         print(f"closed to other users while grading (chmod o-rwx, put back when it ends), as "
               f"submissions run as other users here: {', '.join(closed)}", flush=True)

@@ -4,7 +4,8 @@ a live run holds.
 Three kinds of residue: the modes of what grading closed to other users
 (:func:`graders.sandbox.uid_closing.reopen_left`), run folders
 (:func:`graders.recording.run_folders.sweep`: each is held by its run's flock while the run
-lives), and, in the uid tier, what a sandbox uid made outside its folders (processes, files at
+lives), and what a sandbox uid (a run as root runs as one: the uid tier's runs, and a ``check``
+or ``grade`` run as root) made outside its folders (processes, files at
 the top of the shared temp folders, IPC objects; a run removes its own when it ends), which is
 cleared for a uid that was reserved here once and that no run holds now (its lock,
 :mod:`graders.sandbox.uids`, is free: taking it keeps every new run off the uid while it is
@@ -65,15 +66,15 @@ def clear_unheld_uids() -> list[str]:
     return removed
 
 
-def sweep_left_behind(uid_tier: bool = False) -> list[str]:
-    """Remove what grading killed before it ended left here (run folders, modes closed; with
-    ``uid_tier``, where runs go in the uid tier, what the sandbox uids made); one line each.
-    Starts no program (the tier, known to the caller, is not probed here)."""
+def sweep_left_behind() -> list[str]:
+    """Remove what grading or a check killed before it ended left here (run folders, modes
+    closed, and what the sandbox uids made: a run as root runs as one, in either tier); one line
+    each. Probes no tier and starts no sandbox program: what a uid left is found by reading
+    ``/proc``, the shared temp folders and the IPC tables, and only a uid reserved here that no
+    live run holds is cleared."""
     removed = run_folders.sweep()
-    root = hasattr(os, "geteuid") and os.geteuid() == 0  # the uid tier is root's alone
-    if root:
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # sandbox uids are root's alone
         removed += [f"{path} closed to other users (its mode put back)"
                     for path in uid_closing.reopen_left()]
-    if uid_tier and root:
         removed += [f"{item} (left by a sandbox uid)" for item in clear_unheld_uids()]
     return removed
