@@ -120,26 +120,26 @@ hint = Hints("03_power_cut", globals())
 # short, on support-tickets.
 from graders.notebook import run_check
 
-run_check("l3_file_synced", globals())
+run_check("l3_never_empty", globals())
 
 # %% nbgrader={"grade": true, "grade_id": "l3_directory_synced", "locked": true, "points": 3, "schema_version": 3, "solution": false}
 # Check: after a power cut at any moment of the run, no save the loop relied on is missing (no
 # older save, or none, once the next tool has run), on support-tickets.
 from graders.notebook import run_check
 
-run_check("l3_directory_synced", globals())
+run_check("l3_no_save_lost", globals())
 
 # %% nbgrader={"grade": true, "grade_id": "l3_file_synced_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false}
 # Hidden check: the first check on a longer scenario, when your work is graded.
 from graders.notebook import run_check
 
-run_check("l3_file_synced_hidden", globals())
+run_check("l3_never_empty_hidden", globals())
 
 # %% nbgrader={"grade": true, "grade_id": "l3_directory_synced_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false}
 # Hidden check: the second check on a longer scenario, when your work is graded.
 from graders.notebook import run_check
 
-run_check("l3_directory_synced_hidden", globals())
+run_check("l3_no_save_lost_hidden", globals())
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l3_written_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## In your own words

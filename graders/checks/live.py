@@ -9,7 +9,7 @@ import os
 from typing import Any
 
 from graders.checks.answer_cells import AnswerCells
-from graders.checks.base import CHECKS, GRADING_ENV, Check, exercise_of
+from graders.checks.base import CHECKS, GRADING_ENV, Check, check_named, exercise_of
 from graders.checks.gate import hold_back, saved_notebook
 from graders.checks.grading_faults import grader_fault
 from graders.checks.result import CheckResult, not_checked
@@ -159,7 +159,8 @@ def _visible_scenario(check: Check) -> str:
 
 
 def run_check(check_id: str, namespace: dict) -> Points | None:
-    """In a student's kernel: run check ``check_id`` on the live functions and show the result.
+    """In a student's kernel: run check ``check_id`` (its id or label) on the live functions and
+    show the result.
 
     A visible check runs on what ``namespace`` (pass ``globals()``) defines and shows a table
     (HTML in JupyterLab, text elsewhere), its one output. In Validate's kernel it also returns
@@ -172,14 +173,13 @@ def run_check(check_id: str, namespace: dict) -> Points | None:
     In a grading kernel (see `in_grading_kernel`) nothing runs: the verdict is computed outside
     the kernel and written into this cell's outputs instead.
     """
-    if check_id not in CHECKS:
-        raise KeyError(f"unknown check {check_id!r}; one of {sorted(CHECKS)}")
-    check = CHECKS[check_id]
+    check = check_named(check_id)  # its label, or its id in a notebook of an earlier release
+    check_id = check.id
     if in_grading_kernel():
         print(f"Check {check.id} ({check.title}) is graded outside this kernel.")
         return None
     if check.hidden:
-        print(f"Hidden check {check.id} ({check.points} points, {check.title}): nothing runs "
+        print(f"Hidden check {check.shown_id} ({check.points} points, {check.title}): nothing runs "
               f"here; it runs on {check.scenario} when your work is graded. The visible checks "
               f"above show how your code does on {_visible_scenario(check)}.")
         return None

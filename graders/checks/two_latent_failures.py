@@ -46,8 +46,8 @@ _ATOMIC = dict(success="after every crash checkpoint.json was one complete save"
 _SAVE_POINT_A = dict(success="after every crash checkpoint.json accounted for every tool that "
                      "had run")
 
-# The titles and descriptions say what is checked, never the fix: the ids stay as the gradebook
-# knows them (a student reads them in the notebook's check cells).
+# The titles, descriptions and labels say what is checked, never the fix: the ids stay as the
+# gradebook knows them, and a student reads the labels (check cells, the table, hints).
 CHECKS = (
     Check(
         "l2_atomic_save", NOTEBOOK, "survives a kill during a save", 3, False,
@@ -55,13 +55,14 @@ CHECKS = (
         "each write, and part-way through its bytes), and reads checkpoint.json after each "
         "kill; restarts it after a kill that left files behind, and fills its disk during a "
         "save",
-        _GRADE_IDS, VISIBLE_SCENARIO, ATOMIC_KINDS, **_ATOMIC,
+        _GRADE_IDS, VISIBLE_SCENARIO, ATOMIC_KINDS, **_ATOMIC, label="l2_kill_during_save",
     ),
     Check(
         "l2_save_point_a", NOTEBOOK, "a kill during a tool leaves a true record", 3, False,
         "runs your code on support-tickets, kills the process while each tool runs and while "
         "each model call is in flight, and compares checkpoint.json with the tool ledger",
         _GRADE_IDS, VISIBLE_SCENARIO, SAVE_POINT_A_KINDS, **_SAVE_POINT_A,
+        label="l2_kill_during_tool",
     ),
     Check(
         "l2_atomic_save_hidden", NOTEBOOK, "survives a kill during a save, on a longer task", 2,
@@ -70,6 +71,7 @@ CHECKS = (
         "restarts it after such a kill, and fills its disk during a save, when your work is "
         "graded",
         _GRADE_IDS, HIDDEN_SCENARIO, ATOMIC_KINDS, **_ATOMIC, twin="l2_atomic_save",
+        label="l2_kill_during_save_hidden",
     ),
     Check(
         "l2_save_point_a_hidden", NOTEBOOK, "a kill during a tool leaves a true record, on a "
@@ -77,7 +79,7 @@ CHECKS = (
         "kills your code while each tool runs and while each model call is in flight on the "
         "longer long-migration scenario when your work is graded",
         _GRADE_IDS, HIDDEN_SCENARIO, SAVE_POINT_A_KINDS, **_SAVE_POINT_A,
-        twin="l2_save_point_a",
+        twin="l2_save_point_a", label="l2_kill_during_tool_hidden",
     ),
 )
 

@@ -9,7 +9,7 @@ carries it, `graders.checks.selfcheck.VERDICTS_ATTRIBUTE`) and says it the way t
 "An atomic save: not passed (0/3 points)" and the check's message.
 
 nbgrader shows an empty written answer by its text ("YOUR ANSWER HERE"); :func:`unanswered` names
-it by its question instead: the heading above it, its id and its points.
+it by its question instead: the heading above it and its points.
 
 :func:`install` makes nbgrader's Validator do both. The ``nbgrader_config.py`` the package
 installs into the environment's ``etc/jupyter`` (and the one ``checkpoint-lab lab`` writes) calls
@@ -90,10 +90,12 @@ def unanswered(nb, cell) -> str | None:
         if before.get("cell_type") == "markdown" and heading:
             question = f' to "{heading.lstrip("#").strip()}"'
             break
+    # named by its question: an id may name the answer (l3_why_two_fsyncs), never shown
+    named = question or f" {meta.get('grade_id', '?')}"
     return textwrap.fill(
-        f"Your written answer{question} ({meta.get('grade_id', '?')}, "
-        f"{float(meta.get('points', 0)):g} points, marked by hand) is still empty: write it in "
-        "the notebook before you submit.", width=WRAP)  # Validate shows it as it is
+        f"Your written answer{named} ({float(meta.get('points', 0)):g} points, marked by hand) "
+        "is still empty: write it in the notebook before you submit.",
+        width=WRAP)  # Validate shows it as it is
 
 
 def install() -> None:
