@@ -69,7 +69,8 @@ def test_test_cells_run_their_own_check_and_hidden_ones_say_so(name):
         if not info.get("grade") or info.get("solution"):
             continue
         assert cell.cell_type == "code"
-        assert f'run_check("{info["grade_id"]}", globals())' in cell.source
+        shown = CHECKS[info["grade_id"]].shown_id  # its label where its id names the fix
+        assert f'run_check("{shown}", globals())' in cell.source
         hidden = CHECKS[info["grade_id"]].hidden
         assert cell.source.startswith("# Hidden check:") == hidden, info["grade_id"]
 
@@ -454,3 +455,13 @@ def test_level1_does_not_tell_resume_s_outcome_above_the_cell_that_shows_it():
     part4 = next(c.source for c in cells("01_incomplete_checkpoint")
                  if meta(c)["grade_id"] == "l1_part4")
     assert "refuses" not in part4 and "finishes the task" not in part4
+
+
+def test_level_1s_part_4_watches_resume_without_each_of_the_six_fields():
+    """Review 4, 1.3: ``messages`` was never taken away; each field is, one at a time."""
+    from graders.loop.protocol import SIX_FIELDS
+
+    [cell] = [c for c in cells("01_incomplete_checkpoint")
+              if meta(c).get("grade_id") == "l1_resume_field_by_field"]
+    listed = re.search(r"for name in (\[.*?\])", cell.source)
+    assert listed and set(ast.literal_eval(listed.group(1))) == set(SIX_FIELDS), cell.source
