@@ -286,9 +286,10 @@ def _num(value: float) -> str:
 
 
 def _verdict_data(result) -> dict:
-    """What `graders.nbgrader_plumbing.validation` needs of a result to explain it in Validate."""
+    """What `graders.nbgrader_plumbing.validation` needs of a result to explain it in Validate
+    (the check named as a student reads it: the output is theirs)."""
     check = result.check
-    return {"check_id": check.id, "title": check.title, "passed": bool(result.passed),
+    return {"check_id": check.shown_id, "title": check.title, "passed": bool(result.passed),
             "status": getattr(result, "status", "passed" if result.passed else "failed"),
             "points_earned": float(result.points_earned), "points": float(check.points),
             "message": result.message}

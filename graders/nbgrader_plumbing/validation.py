@@ -48,6 +48,16 @@ def _verdicts(cell) -> list[dict]:
     return found
 
 
+def _id_of(name) -> str | None:
+    """The check id a verdict names: its label (or, from an earlier release, its id)."""
+    from graders.checks.base import check_named
+
+    try:
+        return check_named(str(name)).id
+    except KeyError:
+        return None
+
+
 def explain(cell) -> str | None:
     """Why check cell ``cell`` did not pass, as its verdict says; None when it shows none.
 
@@ -56,7 +66,7 @@ def explain(cell) -> str | None:
     meta = cell.get("metadata", {}).get("nbgrader", {})
     grade_id = meta.get("grade_id")
     for verdict in _verdicts(cell):
-        if verdict.get("check_id") != grade_id or verdict.get("passed"):
+        if _id_of(verdict.get("check_id")) != grade_id or verdict.get("passed"):
             continue
         points = float(meta.get("points", verdict.get("points") or 0))
         possible = float(verdict.get("points") or 0)
