@@ -44,7 +44,7 @@ def test_after_try_it_the_solutions_links_open_the_files(page, lab):
     ask = cell.locator(".cl-solutions-ask")
     ask.wait_for()
     assert "once your checks pass" in ask.inner_text()
-    assert "l2_atomic_save" in ask.inner_text()
+    assert "l2_kill_during_save" in ask.inner_text()
     assert not (lab.workspace / "solutions").exists()
     ask.scroll_into_view_if_needed()
     shot(page, "33-solutions-asks-first")
