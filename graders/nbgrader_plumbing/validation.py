@@ -1,12 +1,13 @@
 """What nbgrader's Validate says about a check cell and an empty written answer.
 
 nbgrader's ``Validator`` explains a failed test cell by the cell's error output or stderr. A
-check cell has neither: it shows its result and returns the points it earned (a number, which
-nbgrader reads as partial credit), so that Run All goes on past a failing check. For such a cell
+check cell has neither: it shows its result and, in Validate's kernel only, returns the points
+it earned (a number, which nbgrader reads as partial credit), so that Run All goes on past a
+failing check. For such a cell
 nbgrader has one fixed sentence, "Partial credit; passed some but not all of the tests", even for
 0 of 3 points. :func:`explain` reads the verdict the check cell displayed (the self-check table
 carries it, `graders.checks.selfcheck.VERDICTS_ATTRIBUTE`) and says it the way the feedback does:
-"An atomic save: not passed (0/3 points)" and the check's message.
+"Survives a kill during a save: not passed (0/3 points)" and the check's message.
 
 nbgrader shows an empty written answer by its text ("YOUR ANSWER HERE"); :func:`unanswered` names
 it by its question instead: the heading above it and its points.
