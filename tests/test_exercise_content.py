@@ -263,8 +263,8 @@ def test_nbgrader_validate_tells_a_failing_check_from_a_passing_one(variant, tmp
         assert "Success! Your notebook passes all the tests." in text, text[-2000:]
     else:
         assert "Success!" not in text
-        for check_id in ("l2_atomic_save", "l2_save_point_a"):
-            assert f'run_check("{check_id}", globals())' in text, text[-2000:]
+        for label in ("l2_kill_during_save", "l2_kill_during_tool"):  # the checks' labels
+            assert f'run_check("{label}", globals())' in text, text[-2000:]
         # Both fail with 0 points: a failure, never "partial credit" (issue 28).
         assert "VALIDATION FAILED ON 2 CELL(S)" in text, text[-2000:]
         assert "passed some but not all of the tests" not in text
