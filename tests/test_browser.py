@@ -267,7 +267,7 @@ def test_level_2_exercise_fails_as_released_passes_with_the_fix_and_validates(pa
     rows = _self_check_rows(page)
     shot(page, "05-exercise-released-self-check")
     status = {name: (state, message) for name, state, message in rows}
-    for check in ("l2_atomic_save", "l2_save_point_a"):
+    for check in ("l2_kill_during_save", "l2_kill_during_tool"):  # the labels a student reads
         state, message = status[check]
         assert state.startswith("FAIL"), rows
         assert len(message) > 40, rows  # a message that says what happened, not a bare FAIL
@@ -294,7 +294,7 @@ def test_level_2_exercise_fails_as_released_passes_with_the_fix_and_validates(pa
     assert not [r for r in rows if r[1].startswith("FAIL")], rows
     checks = {name for name in status if name.startswith("l2_") and not name.endswith("_hidden")}
     assert checks <= {name for name, _, _ in rows}  # the same visible checks ran
-    for check in ("l2_atomic_save", "l2_save_point_a"):
+    for check in ("l2_kill_during_save", "l2_kill_during_tool"):
         assert dict((n, s) for n, s, _ in rows)[check].startswith("PASS"), rows
 
     save(page)
@@ -335,4 +335,5 @@ def test_validate_on_the_released_starter_reports_the_failing_checks(page, lab):
     shot(page, "09-validate-released-starter")
     close_dialog(page)
     assert "validation-failed" in kind, text
-    assert 'run_check("l2_atomic_save"' in text and 'run_check("l2_save_point_a"' in text, text
+    assert 'run_check("l2_kill_during_save"' in text, text
+    assert 'run_check("l2_kill_during_tool"' in text, text

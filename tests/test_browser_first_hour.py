@@ -44,7 +44,7 @@ def test_after_try_it_the_solutions_links_open_the_files(page, lab):
     ask = cell.locator(".cl-solutions-ask")
     ask.wait_for()
     assert "once your checks pass" in ask.inner_text()
-    assert "l2_atomic_save" in ask.inner_text()
+    assert "l2_kill_during_save" in ask.inner_text()
     assert not (lab.workspace / "solutions").exists()
     ask.scroll_into_view_if_needed()
     shot(page, "33-solutions-asks-first")
@@ -73,21 +73,21 @@ def test_hint_run_again_shows_the_same_hint_and_the_next_one_only_when_asked(pag
     run_all(page)
     index = append_code_cell(page, "hint()")
     first = _output(page, index)
-    assert "Hint 1 of 3 for l2_atomic_save (nudge)" in first, first
+    assert "Hint 1 of 3 for l2_kill_during_save (nudge)" in first, first
     assert "hint(next=True)" in first
     run_cell(page, index)  # the same cell again
-    assert "Hint 1 of 3 for l2_atomic_save (nudge)" in _output(page, index)
+    assert "Hint 1 of 3 for l2_kill_during_save (nudge)" in _output(page, index)
     run_all(page)  # and Run All, which runs it once more
-    assert "Hint 1 of 3 for l2_atomic_save (nudge)" in _output(page, index)
+    assert "Hint 1 of 3 for l2_kill_during_save (nudge)" in _output(page, index)
     cells(page).nth(index).locator(".jp-OutputArea").scroll_into_view_if_needed()
     shot(page, "36-hint-run-again")
 
     set_cell_source(page, index, "hint(next=True)")
     run_cell(page, index)
-    assert "Hint 2 of 3 for l2_atomic_save (idea)" in _output(page, index)
+    assert "Hint 2 of 3 for l2_kill_during_save (idea)" in _output(page, index)
     set_cell_source(page, index, "hint()")
     run_cell(page, index)
-    assert "Hint 2 of 3 for l2_atomic_save (idea)" in _output(page, index)
+    assert "Hint 2 of 3 for l2_kill_during_save (idea)" in _output(page, index)
     cells(page).nth(index).locator(".jp-OutputArea").scroll_into_view_if_needed()
     shot(page, "37-hint-next")
     save(page)

@@ -79,8 +79,8 @@ def test_validate_on_the_released_notebook_says_what_each_check_says(page, lab):
     assert "You did not provide a response." in said  # the empty written answer, as nbgrader says
     # ... named by its question, not by its placeholder text
     assert "YOUR ANSWER HERE" not in said, said
-    assert ('Your written answer to "Part 1: name the two failures" (l2_name_the_failures, '
-            "4 points, marked by hand) is still empty") in said, said
+    assert ('Your written answer to "Part 1: name the two failures" (4 points, marked by hand) '
+            "is still empty") in said, said
     # Wrapped inside the dialog: nothing to scroll sideways, each verdict within the dialog.
     assert not wide, wide
     assert len(boxes) == 2

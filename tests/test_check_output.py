@@ -27,7 +27,7 @@ def test_one_row_per_cause_then_the_crash_points_where_it_happened():
                          ("deleted_before_rename",))]
     table = ResultTable([CheckResult("l2_atomic_save", False, 0, "m", verdicts, "3 of 3.")])
     rows = table.rows()
-    assert [r.name for r in rows] == ["l2_atomic_save", "torn_write_save_1",
+    assert [r.name for r in rows] == ["l2_kill_during_save", "torn_write_save_1",
                                       "killed_before_rename_save_2"]
     assert rows[1].message == ("torn in place, save 1 The same at 1 more crash point: "
                                "torn_write_save_2.")
@@ -101,8 +101,8 @@ def test_level_2s_starter_names_each_cause_once():
     starter = (ROOT / "tests/fixtures/02_two_latent_failures/starter.py").read_text()
     results = grade_submission(starter, "02_two_latent_failures", include_hidden=False)
     rows = ResultTable(results.values()).rows()
-    assert [r.name for r in rows] == ["l2_atomic_save", "torn_write_save_1",
-                                      "disk_full_after_tool_1", "l2_save_point_a",
+    assert [r.name for r in rows] == ["l2_kill_during_save", "torn_write_save_1",
+                                      "disk_full_after_tool_1", "l2_kill_during_tool",
                                       "killed_during_tool_1"]
     assert rows[1].message.endswith("The same at 1 more crash point: torn_write_save_2.")
 

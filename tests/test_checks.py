@@ -501,14 +501,21 @@ def test_evaluate_check_on_live_functions_agrees_with_grading(check_id, tmp_path
 
 def test_run_check_shows_the_result_and_a_hidden_check_says_when_it_runs(capsys, monkeypatch):
     monkeypatch.setenv("CHECKPOINT_LAB_SHOW_ALL", "1")  # the gate is tests/test_gate.py's
-    points = run_check("l1_missing_fields", {"MISSING_FIELDS": {"version"}})
-    assert points == 0 and points.out_of == 2 and "0 of 2 points" in points._repr_html_()
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    # Run All: the table and nothing after it (issue 30: no stray "0.0")
+    assert run_check("l1_missing_fields", {"MISSING_FIELDS": {"version"}}) is None
     out, err = capsys.readouterr()
     words = " ".join(out.split())
     assert "l1_missing_fields FAIL 0/2" in words and "has 1 of the 5" in words and err == ""
-    assert run_check("l2_atomic_save_hidden", {}) is None
+    # Validate's kernel: the points, which nbgrader reads as the cell's score
+    monkeypatch.setenv("NBGRADER_EXECUTION", "validate")
+    points = run_check("l1_missing_fields", {"MISSING_FIELDS": {"version"}})
+    assert points == 0 and points.out_of == 2 and float(repr(points)) == 0
+    capsys.readouterr()
+    assert run_check("l2_kill_during_save_hidden", {}) is None
     out, err = capsys.readouterr()
     assert "runs only when" not in out and "when your work is graded" in out and err == ""
+    assert "l2_kill_during_save_hidden" in out and "atomic" not in out, "its label, not its id"
     result = evaluate_check("l2_save_point_a", {})
     assert not result.passed and "save_checkpoint is not defined" in result.message
 

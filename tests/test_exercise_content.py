@@ -69,7 +69,8 @@ def test_test_cells_run_their_own_check_and_hidden_ones_say_so(name):
         if not info.get("grade") or info.get("solution"):
             continue
         assert cell.cell_type == "code"
-        assert f'run_check("{info["grade_id"]}", globals())' in cell.source
+        shown = CHECKS[info["grade_id"]].shown_id  # its label where its id names the fix
+        assert f'run_check("{shown}", globals())' in cell.source
         hidden = CHECKS[info["grade_id"]].hidden
         assert cell.source.startswith("# Hidden check:") == hidden, info["grade_id"]
 
@@ -229,10 +230,11 @@ def test_notebook_runs_top_to_bottom_in_a_kernel(name, variant, tmp_path):
             shown = " ".join(_text(o) for o in cell.outputs)
             want = "PASS" if variant == "reference" else "FAIL"
             assert f"{want} " in shown, f"{grade_id} ({variant}) showed: {shown[:500]}"
-            # nbgrader reads a test cell's execute_result as its points (validate, partial credit)
+            # one table and nothing after it: the points are an execute_result only in
+            # Validate's kernel, where nbgrader reads them (issue 30, no stray "0.0")
             results = [o for o in cell.outputs if o["output_type"] == "execute_result"]
-            earned = CHECKS[grade_id].points if variant == "reference" else 0
-            assert [float(o["data"]["text/plain"]) for o in results] == [earned], grade_id
+            assert not results, f"{grade_id} left {results}"
+            assert len(cell.outputs) == 1, f"{grade_id}: {len(cell.outputs)} outputs"
     table = " ".join(_text(o) for c in nb.cells
                      if meta(c).get("grade_id", "").endswith("_self_check")
                      for o in c.outputs)
@@ -261,11 +263,33 @@ def test_nbgrader_validate_tells_a_failing_check_from_a_passing_one(variant, tmp
         assert "Success! Your notebook passes all the tests." in text, text[-2000:]
     else:
         assert "Success!" not in text
-        for check_id in ("l2_atomic_save", "l2_save_point_a"):
-            assert f'run_check("{check_id}", globals())' in text, text[-2000:]
+        for label in ("l2_kill_during_save", "l2_kill_during_tool"):  # the checks' labels
+            assert f'run_check("{label}", globals())' in text, text[-2000:]
         # Both fail with 0 points: a failure, never "partial credit" (issue 28).
         assert "VALIDATION FAILED ON 2 CELL(S)" in text, text[-2000:]
         assert "passed some but not all of the tests" not in text
+
+
+@pytest.mark.nbgrader
+def test_stock_validate_tells_a_failing_check_by_the_points_only_its_kernel_gets(tmp_path):
+    """Without the course's Validator (no Jupyter config at all), nbgrader's own Validate still
+    fails the starter's checks: its kernel (``NBGRADER_EXECUTION=validate``) is the one place a
+    check cell returns its points; Run All shows the table alone (issue 30)."""
+    import os
+    import subprocess
+    import sys
+
+    name = "02_two_latent_failures"
+    path = tmp_path / f"{name}.ipynb"
+    nbformat.write(notebook_variant(name, "starter"), path)
+    nbgrader = Path(sys.executable).parent / "nbgrader"
+    env = {**os.environ, "JUPYTER_NO_CONFIG": "1"}
+    out = subprocess.run([str(nbgrader), "validate", path.name], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=300)
+    text = out.stdout + out.stderr
+    assert "Success!" not in text
+    assert "VALIDATION FAILED ON 2 CELL(S)" in text, text[-2000:]
+    assert ": not passed (0/3 points)" not in text, "the course's Validator was not loaded"
 
 
 def test_the_playground_cells_are_editable_and_ungraded():
@@ -431,3 +455,13 @@ def test_level1_does_not_tell_resume_s_outcome_above_the_cell_that_shows_it():
     part4 = next(c.source for c in cells("01_incomplete_checkpoint")
                  if meta(c)["grade_id"] == "l1_part4")
     assert "refuses" not in part4 and "finishes the task" not in part4
+
+
+def test_level_1s_part_4_watches_resume_without_each_of_the_six_fields():
+    """Review 4, 1.3: ``messages`` was never taken away; each field is, one at a time."""
+    from graders.loop.protocol import SIX_FIELDS
+
+    [cell] = [c for c in cells("01_incomplete_checkpoint")
+              if meta(c).get("grade_id") == "l1_resume_field_by_field"]
+    listed = re.search(r"for name in (\[.*?\])", cell.source)
+    assert listed and set(ast.literal_eval(listed.group(1))) == set(SIX_FIELDS), cell.source

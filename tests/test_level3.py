@@ -169,8 +169,8 @@ def test_a_save_without_syncs_shows_one_line_per_cause_then_the_moments():
             current = row.name
         else:
             under[current].append(row.message)
-    assert len(under["l3_file_synced"]) == 1, under["l3_file_synced"]
-    assert len(under["l3_directory_synced"]) == 1, under["l3_directory_synced"]
+    assert len(under["l3_never_empty"]) == 1, under["l3_never_empty"]  # the checks' labels
+    assert len(under["l3_no_save_lost"]) == 1, under["l3_no_save_lost"]
     for messages in under.values():
         for message in messages:
             assert "It happens after a power cut while tool 1 (list_tickets) ran" in message

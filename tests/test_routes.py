@@ -27,13 +27,14 @@ from tests.test_release_giveaways import LEVELS, giveaways
 
 #: What a check would give away before the student's own answer, by level (compared in lower
 #: case, whitespace collapsed): the diagnosis in the judge's words, the missing fields' names
-#: (Level 1), the sync calls' names (Level 3).
+#: (Level 1), the sync calls' names (Level 3), the ids that name a fix (the gradebook keeps them;
+#: a student reads each check's label and each written answer's question instead).
 GIVEAWAYS = {
     "01_incomplete_checkpoint": ("tokensused", "pendingtooluse", "lacks", "version, task"),
     "02_two_latent_failures": ("torn write", "in place", "save point a", "no trace", "json.load",
-                               "run it again"),
+                               "run it again", "atomic_save", "save_point_a"),
     "03_power_cut": ("fsync", "fdatasync", "o_directory", "f_fullfsync", "could be empty",
-                     "folder's new entry", "nothing had put"),
+                     "folder's new entry", "nothing had put", "file_synced", "directory_synced"),
     "04_parallel_tool_calls": ("fakemodelerror", "tool_result_missing", "one tool_result per",
                                "one call."),
 }
@@ -64,18 +65,9 @@ def _reference_lines_shown(level: str, text: str) -> list[str]:
     return sorted(line for line in giveaways(level) if line in flat)
 
 
-#: The written answers' ids, which the terminal and Validate name when an answer is empty. They
-#: are the gradebook's keys and stay as released (Level 3's ``l3_why_two_fsyncs`` names the
-#: syncs: reported, not renamed here); they are not read as a check's words.
-WRITTEN_IDS = ("l1_where_resume_falls_over", "l2_name_the_failures", "l3_why_two_fsyncs",
-               "l4_why_keep_results")
-
-
 def assert_held_back(level: str, text: str, *, checks_only: bool = True) -> None:
     """``text`` (a route's output) gives nothing away and says the findings wait."""
     said = _flat(text)
-    for grade_id in WRITTEN_IDS:
-        said = said.replace(grade_id, "")
     words = GIVEAWAYS[level]
     if not checks_only:
         words = tuple(w for w in words if w not in FIELD_NAMES_OUTSIDE_CHECKS.get(level, ()))

@@ -61,8 +61,8 @@ def test_the_command_copies_nothing_while_the_checks_fail_and_says_how_to_go_on(
     assert not (starter_ws / "solutions").exists()
     said = done.stdout
     assert "once your checks pass" in said
-    assert f"exercises/lesson2/{LEVEL2}.ipynb (as last saved): l2_atomic_save, l2_save_point_a " \
-           "not passed yet" in said, said
+    assert f"exercises/lesson2/{LEVEL2}.ipynb (as last saved): l2_kill_during_save, " \
+           "l2_kill_during_tool not passed yet" in said, said  # the checks' labels
     assert "checkpoint-lab solutions 2 --anyway" in said
     done = _run(starter_ws, "--anyway")
     assert done.returncode == 0, done.stderr
@@ -109,7 +109,7 @@ def test_in_a_notebook_it_asks_with_a_button_that_copies(starter_ws, monkeypatch
     asked = solutions(2)
     data, metadata = asked._repr_mimebundle_()
     assert "solutions(2, anyway=True)" in data["text/plain"]  # a viewer without widgets
-    assert "l2_atomic_save" in data["text/plain"]
+    assert "l2_kill_during_save" in data["text/plain"]
     assert not (starter_ws / "solutions").exists()
     [question, button] = asked.children
     assert "once your checks pass" in question.value

@@ -77,11 +77,12 @@ def test_validate_names_an_empty_written_answer_by_its_question(repo_root):
         for cell, shown in zip(written, failed, strict=True):
             grade_id = cell.metadata.nbgrader.grade_id
             assert "YOUR ANSWER HERE" not in shown.source, shown.source
-            assert shown.source.startswith("Your written answer to \"") and grade_id in shown.source
+            assert shown.source.startswith("Your written answer to \"")
+            assert grade_id not in shown.source, "named by its question, not its id"
             assert cell.source.strip() == "YOUR ANSWER HERE"  # the notebook itself is unchanged
     level2 = nbformat.read(str(repo_root / "exercises" / "02_two_latent_failures.ipynb"), 4)
     [shown] = Validator()._get_failed_cells(level2)
     assert " ".join(shown.source.split()).startswith(
-        'Your written answer to "Part 1: name the two failures" (l2_name_the_failures, 4 points')
+        'Your written answer to "Part 1: name the two failures" (4 points, marked by hand)')
     assert max(len(line) for line in shown.source.splitlines()) <= WRAP  # Validate does not wrap
     assert Validator()._extract_error(shown) == "You did not provide a response."

@@ -244,7 +244,7 @@ resume(SCRATCH / "checkpoint.json")
 # %% nbgrader={"grade": false, "grade_id": "l1_resume_field_by_field", "locked": true, "schema_version": 3, "solution": false}
 saved = json.loads((SCRATCH / "checkpoint.json").read_text())
 cases = {f"without {name}": {k: v for k, v in saved.items() if k != name}
-         for name in ["version", "task", "turns", "tokensUsed", "pendingToolUse"]}
+         for name in ["version", "task", "turns", "tokensUsed", "messages", "pendingToolUse"]}
 cases["written by version 2"] = {**saved, "version": 2}
 for label, checkpoint in cases.items():
     report = resume(checkpoint)

@@ -236,7 +236,7 @@ lock_answer("l2_name_the_failures")
 # support-tickets, and reads checkpoint.json each time.
 from graders.notebook import run_check
 
-run_check("l2_atomic_save", globals())
+run_check("l2_kill_during_save", globals())
 
 # %% nbgrader={"grade": true, "grade_id": "l2_save_point_a", "locked": true, "points": 3, "schema_version": 3, "solution": false}
 # Check: a kill during a tool leaves a true record. It kills your code while each tool runs and
@@ -244,21 +244,21 @@ run_check("l2_atomic_save", globals())
 # tools that really ran.
 from graders.notebook import run_check
 
-run_check("l2_save_point_a", globals())
+run_check("l2_kill_during_tool", globals())
 
 # %% nbgrader={"grade": true, "grade_id": "l2_atomic_save_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false}
 # Hidden check: the first check's crashes, and more, on a longer scenario when your work is
 # graded.
 from graders.notebook import run_check
 
-run_check("l2_atomic_save_hidden", globals())
+run_check("l2_kill_during_save_hidden", globals())
 
 # %% nbgrader={"grade": true, "grade_id": "l2_save_point_a_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false}
 # Hidden check: the second check's crashes, and more, on a longer scenario when your work is
 # graded.
 from graders.notebook import run_check
 
-run_check("l2_save_point_a_hidden", globals())
+run_check("l2_kill_during_tool_hidden", globals())
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l2_self_check_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## Self-check

@@ -42,8 +42,9 @@
 # same one each time the cell runs); `hint(next=True)` opens the next. How many you opened is
 # noted in the notebook; it does not change your grade.
 #
-# (The checks need Linux with strace and bubblewrap, where the course's grader runs; elsewhere
-# they say so and your instructor's grading runs them.)
+# (The checks run wherever the notebook does: in the grader's sandbox where Linux has one, else
+# with strace or the course's own recorder of your code's file operations, as the table then
+# says in one line; grading runs them again in the sandbox.)
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l3_saves_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## Four saves
@@ -120,26 +121,26 @@ hint = Hints("03_power_cut", globals())
 # short, on support-tickets.
 from graders.notebook import run_check
 
-run_check("l3_file_synced", globals())
+run_check("l3_never_empty", globals())
 
 # %% nbgrader={"grade": true, "grade_id": "l3_directory_synced", "locked": true, "points": 3, "schema_version": 3, "solution": false}
 # Check: after a power cut at any moment of the run, no save the loop relied on is missing (no
 # older save, or none, once the next tool has run), on support-tickets.
 from graders.notebook import run_check
 
-run_check("l3_directory_synced", globals())
+run_check("l3_no_save_lost", globals())
 
 # %% nbgrader={"grade": true, "grade_id": "l3_file_synced_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false}
 # Hidden check: the first check on a longer scenario, when your work is graded.
 from graders.notebook import run_check
 
-run_check("l3_file_synced_hidden", globals())
+run_check("l3_never_empty_hidden", globals())
 
 # %% nbgrader={"grade": true, "grade_id": "l3_directory_synced_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false}
 # Hidden check: the second check on a longer scenario, when your work is graded.
 from graders.notebook import run_check
 
-run_check("l3_directory_synced_hidden", globals())
+run_check("l3_no_save_lost_hidden", globals())
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l3_written_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## In your own words

@@ -48,8 +48,9 @@
 # same one each time the cell runs); `hint(next=True)` opens the next. How many you opened is
 # noted in the notebook; it does not change your grade.
 #
-# (The checks need Linux with strace and bubblewrap, where the course's grader runs; elsewhere
-# they say so and your instructor's grading runs them.)
+# (The checks run wherever the notebook does: in the grader's sandbox where Linux has one, else
+# with strace or the course's own recorder of your code's file operations, as the table then
+# says in one line; grading runs them again in the sandbox.)
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "l4_save_intro", "locked": true, "schema_version": 3, "solution": false}
 # ## The save (given, locked)

@@ -22,7 +22,7 @@ from typing import Any
 __all__ = [
     "AnswerCell", "Check", "Exercise", "EXERCISES", "CHECKS", "NOTEBOOKS", "ANSWER_CELLS",
     "HINT_LINE", "GRADING_ENV", "register", "load", "exercise", "exercise_of", "checks_for",
-    "every_failure_counts", "RegistryView",
+    "every_failure_counts", "RegistryView", "check_named",
 ]
 
 #: Said after a failed crash matrix: the fix is in the opt-in hints, never in the message.
@@ -59,6 +59,9 @@ class Check:
         problems: the judge's problems it judges as its own (``Verdict.evidence["problems"]``);
             empty when it judges every problem of its crash points.
         twin: for a hidden check, the visible check it repeats on a longer scenario.
+        label: what a student reads for it before grading (the check cell's ``run_check``, the
+            self-check's table, hints), where its id would name the fix; "" reads the id. The
+            id stays the gradebook's key (see `shown_id`).
     """
 
     id: str
@@ -73,6 +76,12 @@ class Check:
     success: str = ""
     problems: frozenset[str] = frozenset()
     twin: str = ""
+    label: str = ""
+
+    @property
+    def shown_id(self) -> str:
+        """The name a student reads for this check: its ``label``, else its id."""
+        return self.label or self.id
 
 
 def every_failure_counts(check: Check, verdict) -> bool:
@@ -202,8 +211,11 @@ def _record_problems(record: Exercise) -> list[str]:
     problems = []
     if record.notebook in EXERCISES:
         problems.append("registered twice")
-    known = {c.id for e in EXERCISES.values() for c in e.checks}
+    known = {n for e in EXERCISES.values() for c in e.checks for n in {c.id, c.shown_id}}
     ids = [c.id for c in record.checks]
+    labels = [c.label for c in record.checks if c.label]
+    problems += [f"label {n!r} is another check's id or label" for n in labels
+                 if n in known or n in ids or labels.count(n) > 1]
     problems += [f"check {i!r} is registered twice" for i in ids
                  if i in known or ids.count(i) > 1]
     for check in record.checks:
@@ -232,6 +244,18 @@ def exercise_of(check: Check | str) -> Exercise:
     """The exercise check ``check`` (a `Check` or its id) belongs to."""
     load()
     return EXERCISES[(CHECKS[check] if isinstance(check, str) else check).notebook]
+
+
+def check_named(name: str) -> Check:
+    """The check whose id or label is ``name``; KeyError when there is none (a notebook of an
+    earlier release names its checks by id, a later one by label)."""
+    load()
+    if name in CHECKS:
+        return CHECKS[name]
+    for check in CHECKS.values():
+        if check.label == name:
+            return check
+    raise KeyError(f"unknown check {name!r}; one of {sorted(c.shown_id for c in CHECKS.values())}")
 
 
 def checks_for(notebook: str, *, include_hidden: bool = True) -> list[Check]:

@@ -29,7 +29,7 @@ from graders.checks.result import CheckResult
 
 __all__ = ["GATES", "MIN_WORDS", "NOTEBOOK_ENV", "SHOW_ALL_ENV", "PLACEHOLDER", "gate_open",
            "gate_state", "notebook_file", "saved_notebook", "held_back_text", "hold_back",
-           "gated"]
+           "gated", "question_of"]
 
 #: Exercise notebook -> the grade_id of the cell its checks wait for (its record's ``gate``; a
 #: view of the registry).
@@ -151,7 +151,7 @@ def saved_notebook(notebook: str, namespace: dict | None = None) -> dict | None:
         return None
 
 
-def _question(nb: dict | None, grade_id: str) -> str | None:
+def question_of(nb: dict | None, grade_id: str) -> str | None:
     """The heading above cell ``grade_id`` of ``nb``: how a student finds the question."""
     cells = nb.get("cells", []) if isinstance(nb, dict) else []
     cell = _cell(nb, grade_id) if cells else None
@@ -170,7 +170,7 @@ def held_back_text(notebook: str, nb: dict | None = None) -> str:
     """What a held-back check says in place of its findings (``nb``: the saved notebook, whose
     headings name the question; None: named by its id)."""
     grade_id = GATES.get(notebook, "")
-    question = _question(nb, grade_id)
+    question = question_of(nb, grade_id)
     if grade_id.endswith("_predict_table"):
         wanted = "all eight predictions in PREDICTED are filled in with True or False"
     else:

@@ -97,7 +97,8 @@ class Hint:
     def heading(self) -> str:
         if self.check_id is None:
             return "No hint needed"
-        return f"Hint {self.number} of {len(LEVELS)} for {self.check_id} ({self.level.lower()})"
+        return (f"Hint {self.number} of {len(LEVELS)} for {_shown(self.check_id)} "
+                f"({self.level.lower()})")
 
     def to_text(self) -> str:
         return f"{self.heading()}\n\n{self.text}"
@@ -148,9 +149,11 @@ class Hints:
                     "Every visible check passes: nothing to hint at. The hidden checks run the "
                     "same crash tests on a longer task when your work is graded, and the written "
                     "answer is yours to write.")
-        elif check_id not in self.texts:
+        else:
+            check_id = _id_of(check_id)
+        if check_id not in self.texts:
             raise HintError(f"there are no hints for {check_id!r}; this notebook's checks with "
-                            f"hints are {', '.join(self.texts)}")
+                            f"hints are {', '.join(_shown(c) for c in self.texts)}")
         seen = self.opened.get(check_id, 0)
         number = min(seen + 1, len(LEVELS)) if next or not seen else seen
         self.opened[check_id] = max(seen, number)
@@ -166,6 +169,24 @@ class Hints:
 
     def _note(self, text: str) -> Hint:
         return Hint(self.notebook, None, 0, "", text, self.opened)
+
+
+def _id_of(name: str) -> str:
+    """The id of the check a student named by its label (or id); ``name`` if none has it."""
+    from graders.checks.base import check_named
+
+    try:
+        return check_named(name).id
+    except KeyError:
+        return name
+
+
+def _shown(check_id: str) -> str:
+    """What a student reads for check ``check_id``: its label, else its id."""
+    from graders.checks.base import CHECKS
+
+    check = CHECKS.get(check_id)
+    return check.shown_id if check is not None else check_id
 
 
 def _saved_counts(notebook_path: Any) -> dict[str, int]:

@@ -1,6 +1,6 @@
 """The self-check in a student's kernel: one visible check on the live functions, shown as a
-table, and the `Points` nbgrader's Validate reads. For the student's information only: grading
-recomputes every verdict outside the kernel.
+table, and in Validate's kernel the `Points` nbgrader reads. For the student's information
+only: grading recomputes every verdict outside the kernel.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import os
 from typing import Any
 
 from graders.checks.answer_cells import AnswerCells
-from graders.checks.base import CHECKS, GRADING_ENV, Check, exercise_of
+from graders.checks.base import CHECKS, GRADING_ENV, Check, check_named, exercise_of
 from graders.checks.gate import hold_back, saved_notebook
 from graders.checks.grading_faults import grader_fault
 from graders.checks.result import CheckResult, not_checked
@@ -18,8 +18,8 @@ from graders.sandbox.serve import SandboxUnavailable
 from graders.submission import cell_of
 
 __all__ = [
-    "run_check", "evaluate_check", "in_grading_kernel", "Points", "live_from_cells",
-    "live_name", "cell_of",
+    "run_check", "evaluate_check", "in_grading_kernel", "in_validating_kernel", "Points",
+    "live_from_cells", "live_name", "cell_of",
 ]
 
 
@@ -114,6 +114,13 @@ def in_grading_kernel() -> bool:
             or os.environ.get("NBGRADER_EXECUTION") == "autograde")
 
 
+def in_validating_kernel() -> bool:
+    """Whether this process is the kernel of nbgrader's Validate (``nbgrader validate``, the
+    Validate button), which sets ``NBGRADER_EXECUTION=validate`` and reads each test cell's
+    ``execute_result`` as its points; no one reads that kernel's outputs."""
+    return os.environ.get("NBGRADER_EXECUTION") == "validate"
+
+
 #: Per notebook, the causes this kernel's check cells have shown (see `ResultTable`'s ``seen``).
 SEEN: dict[str, dict[str, tuple[str, str]]] = {}
 
@@ -131,22 +138,19 @@ def _show(obj) -> None:
 
 
 class Points(float):
-    """The points a visible check earned in the student's kernel, as nbgrader reads them.
+    """The points a visible check earned in nbgrader's Validate, as nbgrader reads them.
 
     nbgrader scores a test cell by its ``execute_result``: a number there is partial credit. So
     ``nbgrader validate`` (the Validate button) reports a check that earns less than its points
-    as failed, without the cell raising and stopping Run All. JupyterLab shows the HTML.
+    as failed, without the cell raising and stopping Run All. Only Validate's kernel gets one
+    (`in_validating_kernel`): anywhere a student reads the cell, its table says the points, and
+    a bare number after it would be noise (issue 30, "every check cell one clean table").
     """
 
     def __new__(cls, earned: float, out_of: float) -> Points:
         points = super().__new__(cls, earned)
         points.out_of = float(out_of)
         return points
-
-    def _repr_html_(self) -> str:
-        verdict = "passed" if self >= self.out_of else "not passed yet"
-        return (f"<b>{self:g} of {self.out_of:g} points</b> for this check ({verdict}); "
-                "grading runs it again outside this kernel.")
 
 
 def _visible_scenario(check: Check) -> str:
@@ -155,30 +159,32 @@ def _visible_scenario(check: Check) -> str:
 
 
 def run_check(check_id: str, namespace: dict) -> Points | None:
-    """In a student's kernel: run check ``check_id`` on the live functions and show the result.
+    """In a student's kernel: run check ``check_id`` (its id or label) on the live functions and
+    show the result.
 
-    A visible check runs on what ``namespace`` (pass ``globals()``) defines, shows a table
-    (HTML in JupyterLab, text elsewhere) and returns the `Points` it earned, which is how
-    ``nbgrader validate`` tells a failing check. A hidden check only says that it runs when the
-    work is graded. The result is for the student's information: grading recomputes every
-    verdict outside the kernel. Never raises for a wrong answer, and writes nothing to stderr.
+    A visible check runs on what ``namespace`` (pass ``globals()``) defines and shows a table
+    (HTML in JupyterLab, text elsewhere), its one output. In Validate's kernel it also returns
+    the `Points` it earned, which is how ``nbgrader validate`` tells a failing check; elsewhere
+    it returns None, so that no bare number follows the table. A hidden check only says that it
+    runs when the work is graded. The result is for the student's information: grading
+    recomputes every verdict outside the kernel. Never raises for a wrong answer, and writes
+    nothing to stderr.
 
     In a grading kernel (see `in_grading_kernel`) nothing runs: the verdict is computed outside
     the kernel and written into this cell's outputs instead.
     """
-    if check_id not in CHECKS:
-        raise KeyError(f"unknown check {check_id!r}; one of {sorted(CHECKS)}")
-    check = CHECKS[check_id]
+    check = check_named(check_id)  # its label, or its id in a notebook of an earlier release
+    check_id = check.id
     if in_grading_kernel():
         print(f"Check {check.id} ({check.title}) is graded outside this kernel.")
         return None
     if check.hidden:
-        print(f"Hidden check {check.id} ({check.points} points, {check.title}): nothing runs "
+        print(f"Hidden check {check.shown_id} ({check.points} points, {check.title}): nothing runs "
               f"here; it runs on {check.scenario} when your work is graded. The visible checks "
               f"above show how your code does on {_visible_scenario(check)}.")
         return None
     result = evaluate_check(check_id, namespace)
     _show(ResultTable([result], seen=SEEN.setdefault(check.notebook, {}), cell=check_id))
-    if not result.checked:
+    if not result.checked or not in_validating_kernel():
         return None  # no score from a check that did not run: its points are pending
     return Points(result.points_earned, check.points)

@@ -45,12 +45,14 @@ CHECKS = tuple(
                      f"state a power cut could leave at each moment and checks that {what}"),
         answer_cells=("l3_save_checkpoint",), scenario=scenario, kinds=("power_cut",),
         success=f"after every power cut {what}", problems=frozenset({problem}),
-        twin=f"l3_{name}" if hidden else "",
-    )
-    for name, title, problem, what in (
-        ("file_synced", "after a power cut, checkpoint.json is never empty",
+        twin=f"l3_{name}" if hidden else "", label=f"l3_{label}{suffix}")
+    # The ids are the gradebook's; the labels, what a student reads, name what must hold and
+    # not the sync that makes it hold (issue 30).
+    for name, label, title, problem, what in (
+        ("file_synced", "never_empty", "after a power cut, checkpoint.json is never empty",
          DATA_NOT_SYNCED, "checkpoint.json held a complete save"),
-        ("directory_synced", "after a power cut, no save the loop relied on is missing",
+        ("directory_synced", "no_save_lost",
+         "after a power cut, no save the loop relied on is missing",
          RENAME_NOT_SYNCED, "no save the loop relied on was lost"))
     for suffix, hidden, scenario in (("", False, "support-tickets"),
                                      ("_hidden", True, "long-migration"))

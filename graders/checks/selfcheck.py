@@ -66,7 +66,8 @@ def check_saved_notebook(path, timeout: float | None = None):
 
 
 def failing_checks(path) -> list[str]:
-    """The visible checks that the exercise notebook saved at ``path`` does not pass yet (by
-    id, in notebook order); raises as `check_saved_notebook`."""
+    """The visible checks that the exercise notebook saved at ``path`` does not pass yet (as a
+    student reads them: by label, else id; in notebook order); raises as
+    `check_saved_notebook`."""
     _nb, _notebook, results = check_saved_notebook(path)
-    return [check_id for check_id, result in results.items() if not result.passed]
+    return [result.check.shown_id for result in results.values() if not result.passed]

@@ -108,7 +108,7 @@ class ResultTable:
             check = result.check
             title = f"{check.title[0].upper()}{check.title[1:]}"
             if getattr(result, "status", "") == "not_checked":
-                rows.append(Row(check.id, f"not checked here, {check.points} pending",
+                rows.append(Row(check.shown_id, f"not checked here, {check.points} pending",
                                 f"{title}. {result.message}"))
                 continue
             status = "PASS" if result.passed else "FAIL"
@@ -119,14 +119,14 @@ class ResultTable:
             under = self._cause_rows(check, causes, shown, elsewhere)
             if self.cell == "self_check" and causes and not under:
                 message += " What it found is in the check's own cell, above."
-            rows.append(Row(check.id, f"{status} {_num(result.points_earned)}/{check.points}",
+            rows.append(Row(check.shown_id, f"{status} {_num(result.points_earned)}/{check.points}",
                             f"{title}. {message}"))
             rows += under
         if self.cell == "self_check" and elsewhere:
             return rows  # the summary counts the hidden checks; their cells say the rest
         for check in self.hidden:
             on = f", on {check.scenario}" if check.scenario else ""
-            rows.append(Row(check.id, "when graded",
+            rows.append(Row(check.shown_id, "when graded",
                             f"{check.title[0].upper()}{check.title[1:]}. Hidden check "
                             f"({check.points} points{on}), run when your work is graded."))
         return rows
@@ -144,7 +144,7 @@ class ResultTable:
             else:
                 body = text
                 if text:
-                    shown[text] = f"{check.id} ({first})"
+                    shown[text] = f"{check.shown_id} ({first})"
                     self._shown[text] = (self.cell, shown[text])
             more = f"{len(others)} more crash point{'s' if len(others) != 1 else ''}"
             if not text:  # what it found is held back (graders.checks.gate)
@@ -286,9 +286,10 @@ def _num(value: float) -> str:
 
 
 def _verdict_data(result) -> dict:
-    """What `graders.nbgrader_plumbing.validation` needs of a result to explain it in Validate."""
+    """What `graders.nbgrader_plumbing.validation` needs of a result to explain it in Validate
+    (the check named as a student reads it: the output is theirs)."""
     check = result.check
-    return {"check_id": check.id, "title": check.title, "passed": bool(result.passed),
+    return {"check_id": check.shown_id, "title": check.title, "passed": bool(result.passed),
             "status": getattr(result, "status", "passed" if result.passed else "failed"),
             "points_earned": float(result.points_earned), "points": float(check.points),
             "message": result.message}

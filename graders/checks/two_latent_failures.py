@@ -46,8 +46,8 @@ _ATOMIC = dict(success="after every crash checkpoint.json was one complete save"
 _SAVE_POINT_A = dict(success="after every crash checkpoint.json accounted for every tool that "
                      "had run")
 
-# The titles and descriptions say what is checked, never the fix: the ids stay as the gradebook
-# knows them (a student reads them in the notebook's check cells).
+# The titles, descriptions and labels say what is checked, never the fix: the ids stay as the
+# gradebook knows them, and a student reads the labels (check cells, the table, hints).
 CHECKS = (
     Check(
         id="l2_atomic_save", notebook=NOTEBOOK, title="survives a kill during a save", points=3,
@@ -57,6 +57,7 @@ CHECKS = (
                      "checkpoint.json after each kill; restarts it after a kill that left files "
                      "behind, and fills its disk during a save"),
         answer_cells=_GRADE_IDS, scenario=VISIBLE_SCENARIO, kinds=ATOMIC_KINDS, **_ATOMIC,
+        label="l2_kill_during_save",
     ),
     Check(
         id="l2_save_point_a", notebook=NOTEBOOK, title="a kill during a tool leaves a true record",
@@ -66,6 +67,7 @@ CHECKS = (
                      "the tool ledger"),
         answer_cells=_GRADE_IDS, scenario=VISIBLE_SCENARIO, kinds=SAVE_POINT_A_KINDS,
         **_SAVE_POINT_A,
+        label="l2_kill_during_tool",
     ),
     Check(
         id="l2_atomic_save_hidden", notebook=NOTEBOOK,
@@ -75,6 +77,7 @@ CHECKS = (
                      "when your work is graded"),
         answer_cells=_GRADE_IDS, scenario=HIDDEN_SCENARIO, kinds=ATOMIC_KINDS, **_ATOMIC,
         twin="l2_atomic_save",
+        label="l2_kill_during_save_hidden",
     ),
     Check(
         id="l2_save_point_a_hidden", notebook=NOTEBOOK,
@@ -85,6 +88,7 @@ CHECKS = (
                      "flight on the longer long-migration scenario when your work is graded"),
         answer_cells=_GRADE_IDS, scenario=HIDDEN_SCENARIO, kinds=SAVE_POINT_A_KINDS,
         **_SAVE_POINT_A, twin="l2_save_point_a",
+        label="l2_kill_during_tool_hidden",
     ),
 )
 

@@ -111,6 +111,14 @@ def empty_written_answers(nb) -> list[tuple[str, float]]:
     return empty
 
 
+def _named(nb, grade_id: str) -> str:
+    """A written answer as a student finds it: by its question (an id may name the answer)."""
+    from graders.checks.gate import question_of
+
+    question = question_of(nb, grade_id)
+    return f'to "{question}"' if question else grade_id
+
+
 def check_notebook(path: Path, *, timeout: float | None = None):
     """Run the visible checks of the exercise notebook at ``path``; a `ResultTable`.
 
@@ -137,8 +145,8 @@ def check_notebook(path: Path, *, timeout: float | None = None):
     hidden = [c for c in checks_for(notebook) if c.hidden]
     from graders.grading.observers import observer_note
 
-    notes = [f"Your written answer {grade_id} ({points:g} points, marked by hand) is still "
-             "empty: write it in the notebook before you submit."
+    notes = [f"Your written answer {_named(nb, grade_id)} ({points:g} points, marked by hand) "
+             "is still empty: write it in the notebook before you submit."
              for grade_id, points in empty_written_answers(nb)]
     note = observer_note()
     if note:

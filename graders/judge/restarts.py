@@ -173,6 +173,11 @@ def disk_after(matrix: Matrix, start: int) -> list[tuple[Moment, str]]:
     return sorted(found, key=lambda item: item[0].position)
 
 
+def _bytes(n: int) -> str:
+    """``n`` bytes, with thousands separators: "1 byte", "1,594 bytes" (review 4, F12)."""
+    return f"{n:,} byte" + ("" if n == 1 else "s")
+
+
 def unreadable(moment: Moment) -> str | None:
     """Why checkpoint.json at ``moment`` is no checkpoint resume can read (None: it is one)."""
     if moment.kind == "absent":
@@ -182,9 +187,9 @@ def unreadable(moment: Moment) -> str | None:
     try:
         state = json.loads(moment.data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as err:
-        return f"held {len(moment.data):,} bytes that are not valid JSON ({err})"
+        return f"held {_bytes(len(moment.data))} that are not valid JSON ({err})"
     if not isinstance(state, dict) or not set(SIX_FIELDS) <= set(state):
-        return f"held {len(moment.data):,} bytes of JSON without the six fields"
+        return f"held {_bytes(len(moment.data))} of JSON without the six fields"
     return None
 
 

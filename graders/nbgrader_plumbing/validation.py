@@ -1,15 +1,16 @@
 """What nbgrader's Validate says about a check cell and an empty written answer.
 
 nbgrader's ``Validator`` explains a failed test cell by the cell's error output or stderr. A
-check cell has neither: it shows its result and returns the points it earned (a number, which
-nbgrader reads as partial credit), so that Run All goes on past a failing check. For such a cell
+check cell has neither: it shows its result and, in Validate's kernel only, returns the points
+it earned (a number, which nbgrader reads as partial credit), so that Run All goes on past a
+failing check. For such a cell
 nbgrader has one fixed sentence, "Partial credit; passed some but not all of the tests", even for
 0 of 3 points. :func:`explain` reads the verdict the check cell displayed (the self-check table
 carries it, `graders.checks.selfcheck.VERDICTS_ATTRIBUTE`) and says it the way the feedback does:
-"An atomic save: not passed (0/3 points)" and the check's message.
+"Survives a kill during a save: not passed (0/3 points)" and the check's message.
 
 nbgrader shows an empty written answer by its text ("YOUR ANSWER HERE"); :func:`unanswered` names
-it by its question instead: the heading above it, its id and its points.
+it by its question instead: the heading above it and its points.
 
 :func:`install` makes nbgrader's Validator do both. The ``nbgrader_config.py`` the package
 installs into the environment's ``etc/jupyter`` (and the one ``checkpoint-lab lab`` writes) calls
@@ -48,6 +49,16 @@ def _verdicts(cell) -> list[dict]:
     return found
 
 
+def _id_of(name) -> str | None:
+    """The check id a verdict names: its label (or, from an earlier release, its id)."""
+    from graders.checks.base import check_named
+
+    try:
+        return check_named(str(name)).id
+    except KeyError:
+        return None
+
+
 def explain(cell) -> str | None:
     """Why check cell ``cell`` did not pass, as its verdict says; None when it shows none.
 
@@ -56,7 +67,7 @@ def explain(cell) -> str | None:
     meta = cell.get("metadata", {}).get("nbgrader", {})
     grade_id = meta.get("grade_id")
     for verdict in _verdicts(cell):
-        if verdict.get("check_id") != grade_id or verdict.get("passed"):
+        if _id_of(verdict.get("check_id")) != grade_id or verdict.get("passed"):
             continue
         points = float(meta.get("points", verdict.get("points") or 0))
         possible = float(verdict.get("points") or 0)
@@ -90,10 +101,12 @@ def unanswered(nb, cell) -> str | None:
         if before.get("cell_type") == "markdown" and heading:
             question = f' to "{heading.lstrip("#").strip()}"'
             break
+    # named by its question: an id may name the answer (l3_why_two_fsyncs), never shown
+    named = question or f" {meta.get('grade_id', '?')}"
     return textwrap.fill(
-        f"Your written answer{question} ({meta.get('grade_id', '?')}, "
-        f"{float(meta.get('points', 0)):g} points, marked by hand) is still empty: write it in "
-        "the notebook before you submit.", width=WRAP)  # Validate shows it as it is
+        f"Your written answer{named} ({float(meta.get('points', 0)):g} points, marked by hand) "
+        "is still empty: write it in the notebook before you submit.",
+        width=WRAP)  # Validate shows it as it is
 
 
 def install() -> None:

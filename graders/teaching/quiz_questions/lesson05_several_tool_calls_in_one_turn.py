@@ -30,10 +30,10 @@ QUESTIONS: tuple[Quiz, ...] = (
                 "answers the next request with a 400 error.",
             ),
             Choice(
-                "One user message, the results in the order of the tool_use blocks.",
+                "In the assistant's own message, each result after its tool_use block.",
                 False,
-                "One message, yes; but the API matches results by tool_use_id and prescribes no "
-                "order among them. Block order is a habit, not a rule.",
+                "The assistant's message holds what the model wrote; the results answer it, so "
+                "they go in the user message that follows, or the API refuses the request.",
             ),
             Choice(
                 "Only the results that succeeded; a failed call may be left out.",
