@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from graders.checks.result import CheckResult
+from tests.workers import once_per_run
 
 __all__ = ["dev_check", "graded", "DevCheck"]
 
@@ -28,11 +29,20 @@ ROOT = Path(__file__).resolve().parents[1]
 class DevCheck:
     """One run of ``checkpoint-lab dev check --records``: what it said, and what it graded."""
 
-    def __init__(self, proc: subprocess.CompletedProcess, records: dict | None):
-        self.returncode = proc.returncode
-        self.stdout = proc.stdout
-        self.stderr = proc.stderr
+    def __init__(self, returncode: int, stdout: str, stderr: str, records: dict | None):
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
         self.records = records or {"tier": None, "exercises": {}}
+
+    def to_dict(self) -> dict:
+        """What :meth:`from_dict` reads back (the run's other workers read it so)."""
+        return {"returncode": self.returncode, "stdout": self.stdout, "stderr": self.stderr,
+                "records": self.records}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> DevCheck:
+        return cls(data["returncode"], data["stdout"], data["stderr"], data["records"])
 
     @property
     def said(self) -> str:
@@ -78,14 +88,16 @@ def run_dev_check(scratch: Path, wrap: tuple[str, ...] = ()) -> DevCheck:
                           cwd=scratch, env=env, capture_output=True, text=True, timeout=1400,
                           start_new_session=True)
     kept = json.loads(records.read_text()) if records.exists() else None
-    return DevCheck(proc, kept)
+    return DevCheck(proc.returncode, proc.stdout, proc.stderr, kept)
 
 
 @pytest.fixture(scope="session")
 def dev_check(tmp_path_factory) -> DevCheck:
-    """``checkpoint-lab dev check`` on this checkout, run once per session: every exercise's
-    reference and starter and every fixture, graded in the bubblewrap tier."""
-    return run_dev_check(tmp_path_factory.mktemp("dev-check"))
+    """``checkpoint-lab dev check`` on this checkout, run once per run (once for all the
+    workers of a run on several processes, ``tests/workers.py``): every exercise's reference
+    and starter and every fixture, graded in the bubblewrap tier."""
+    return DevCheck.from_dict(once_per_run(tmp_path_factory, "dev-check",
+                                           lambda scratch: run_dev_check(scratch).to_dict()))
 
 
 #: The test that runs ``dev check`` in every full run; when a run selects it, the other tests
