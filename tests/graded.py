@@ -100,6 +100,21 @@ def dev_check(tmp_path_factory) -> DevCheck:
                                            lambda scratch: run_dev_check(scratch).to_dict()))
 
 
+#: Seconds a test that asks for the session's gradings may take: whichever test asks first (in
+#: a parallel run, any worker's) waits for the whole ``dev check``.
+WAITS_FOR_DEV_CHECK = 1500
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if not {"graded", "dev_check"} & set(getattr(item, "fixturenames", ())):
+            continue
+        marked = item.get_closest_marker("timeout")
+        if marked is None or (marked.args and marked.args[0] < WAITS_FOR_DEV_CHECK):
+            item.add_marker(pytest.mark.timeout(WAITS_FOR_DEV_CHECK), append=False)
+
+
 #: The test that runs ``dev check`` in every full run; when a run selects it, the other tests
 #: take their gradings from its records.
 DEV_CHECK_TEST = "test_dev_check_grades_every_exercise_and_every_fixture_as_named"

@@ -46,10 +46,12 @@ def note(request):
 """
 
 _PLAIN = """
+import os, shutil
 import pytest
 @pytest.mark.parametrize("n", range(8))
 def test_plain(n, shared, note):
     assert shared["by"] in ("gw0", "gw1")
+    assert shutil.get_terminal_size().columns == 100  # as wide as one process without a tty
 """
 
 _OWN_FIXTURE = """

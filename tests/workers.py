@@ -72,6 +72,13 @@ def group_of(item) -> str | None:
     return None
 
 
+def pytest_configure(config):
+    if worker() is not None:
+        # A worker is given COLUMNS=80; the tables the tests read are as wide as the terminal
+        # (at most 110), and the tests were written for a run without one (100 columns).
+        os.environ["COLUMNS"] = "100"
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the marks (its hook is plain)
 def pytest_collection_modifyitems(config, items):
     if not getattr(config.option, "numprocesses", None) and worker() is None:
