@@ -4,7 +4,8 @@
     python3 course.py lab     open the course in JupyterLab
     python3 course.py test    run the whole test suite (extra arguments go to pytest; --fast:
                               only the tests that need no sandbox, nbgrader, Jupyter server,
-                              browser or new environment; --slow: the others)
+                              browser or new environment; --slow: the others; --workers N:
+                              that many test processes, by default one per core, up to two)
     python3 course.py pin     run the tests, then write the versions they passed with to
                               constraints.txt (--upgrade: first take the newest versions
                               pyproject.toml allows)
@@ -37,7 +38,9 @@ USAGE = """usage: python3 course.py {lab,test,pin} [args...]
 
   lab    open the course in JupyterLab (your own copies of the notebooks, in ./workspace)
   test   run the whole test suite; any further arguments are passed to pytest
-         (--fast: the tests that start no sandbox, nbgrader, Jupyter or browser; --slow: the rest)
+         (--fast: the tests that start no sandbox, nbgrader, Jupyter or browser; --slow: the rest;
+         --workers N: run the tests in N processes at once, by default one per core, at most
+         two, for the whole suite and --slow; 1 for --fast or when you name tests)
   pin    for maintainers: run the tests (further arguments go to pytest), and if they pass
          write the exact versions installed to constraints.txt; `pin --upgrade` first
          upgrades every package to the newest version pyproject.toml allows
@@ -252,7 +255,8 @@ def pin(args: list[str]) -> int:
         _install(["--upgrade", "--upgrade-strategy", "eager"])
     else:
         ensure_venv()
-    tests = subprocess.run([str(PYTHON), "-m", "pytest", *args], cwd=ROOT, env=_env())
+    tests = subprocess.run([str(PYTHON), "-m", "pytest", *test_command(args)], cwd=ROOT,
+                           env=_env())
     if tests.returncode != 0:
         print(f"course.py pin: the tests failed (exit {tests.returncode}); constraints.txt "
               "is unchanged.", file=sys.stderr)
@@ -271,6 +275,45 @@ def pin(args: list[str]) -> int:
     return 0
 
 
+#: At most this many test processes by default: the suite's own runs already use a core or two
+#: each (nbgrader's pool, dev check), so more processes than this only wait on each other.
+MAX_WORKERS = 2
+
+
+def _has_xdist() -> bool:
+    """Whether .venv holds pytest-xdist (a project without it runs its tests in one process)."""
+    return any(VENV.glob("lib/python*/site-packages/xdist/__init__.py")) or \
+        (VENV / "Lib" / "site-packages" / "xdist" / "__init__.py").exists()
+
+
+def test_command(args: list[str]) -> list[str]:
+    """pytest's arguments for ``course.py test ARGS``: ``--workers N`` becomes pytest-xdist's
+    ``-n N --dist loadgroup`` (tests that share what cannot be shared carry an ``xdist_group``
+    mark). By default the whole suite and ``--slow`` take one process per core, at most
+    ``MAX_WORKERS``; ``--fast`` (quicker in one process) and a run that names its tests take one.
+    """
+    args = list(args)
+    workers = None
+    while "--workers" in args:
+        at = args.index("--workers")
+        value = args[at + 1] if at + 1 < len(args) else ""
+        if not value.isdigit() or int(value) < 1:
+            sys.exit(f"course.py: --workers needs a number of test processes (1 or more), not "
+                     f"{value!r}; for example `python3 course.py test --workers 1`.")
+        workers = int(value)
+        del args[at:at + 2]
+    if any(a == "-n" or a.startswith(("-n", "--numprocesses", "--dist")) for a in args) or \
+            "no:xdist" in args:
+        return args  # pytest-xdist's own options win
+    if workers is None:
+        named = any(not a.startswith("-") and ("/" in a or a.endswith(".py") or "::" in a)
+                    for a in args)
+        workers = 1 if "--fast" in args or named else min(MAX_WORKERS, os.cpu_count() or 1)
+    if workers <= 1 or not _has_xdist():
+        return args
+    return ["-n", str(workers), "--dist", "loadgroup", *args]
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] in {"-h", "--help", "help"}:
         print(USAGE)
@@ -285,7 +328,7 @@ def main(argv: list[str]) -> int:
     if command == "lab":
         cmd = [str(BIN / "checkpoint-lab"), "lab", *rest]
     else:
-        cmd = [str(PYTHON), "-m", "pytest", *rest]
+        cmd = [str(PYTHON), "-m", "pytest", *test_command(rest)]
     child = subprocess.Popen(cmd, cwd=ROOT, env=_env())
     while True:
         try:

@@ -32,8 +32,9 @@ ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("CHECKPOINT_LAB_QUIZ_SEED", "authored")
 
 #: ``--fast`` and ``--slow``, the suite's two speeds, and the fast tier's watch; every fixture
-#: graded once per run (``dev_check``, ``graded``).
-pytest_plugins = ["tests.speeds", "tests.graded"]
+#: graded once per run (``dev_check``, ``graded``); the suite on several processes (the
+#: ``xdist_group`` marks, what is computed once for every worker).
+pytest_plugins = ["tests.workers", "tests.speeds", "tests.graded"]
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 

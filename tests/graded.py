@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from graders.checks.result import CheckResult
+from tests.workers import once_per_run
 
 __all__ = ["dev_check", "graded", "DevCheck"]
 
@@ -28,13 +29,23 @@ ROOT = Path(__file__).resolve().parents[1]
 class DevCheck:
     """One run of ``checkpoint-lab dev check --records``: what it said, and what it graded."""
 
-    def __init__(self, proc: subprocess.CompletedProcess, records: dict | None,
+    def __init__(self, returncode: int, stdout: str, stderr: str, records: dict | None,
                  path: Path | None = None):
         self.path = path  # the records file, for ``dev golden --from-records``
-        self.returncode = proc.returncode
-        self.stdout = proc.stdout
-        self.stderr = proc.stderr
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
         self.records = records or {"tier": None, "exercises": {}}
+
+    def to_dict(self) -> dict:
+        """What :meth:`from_dict` reads back (the run's other workers read it so)."""
+        return {"returncode": self.returncode, "stdout": self.stdout, "stderr": self.stderr,
+                "records": self.records, "path": str(self.path) if self.path else None}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> DevCheck:
+        return cls(data["returncode"], data["stdout"], data["stderr"], data["records"],
+                   Path(data["path"]) if data.get("path") else None)
 
     @property
     def said(self) -> str:
@@ -80,14 +91,31 @@ def run_dev_check(scratch: Path, wrap: tuple[str, ...] = ()) -> DevCheck:
                           cwd=scratch, env=env, capture_output=True, text=True, timeout=1400,
                           start_new_session=True)
     kept = json.loads(records.read_text()) if records.exists() else None
-    return DevCheck(proc, kept, records)
+    return DevCheck(proc.returncode, proc.stdout, proc.stderr, kept, records)
 
 
 @pytest.fixture(scope="session")
 def dev_check(tmp_path_factory) -> DevCheck:
-    """``checkpoint-lab dev check`` on this checkout, run once per session: every exercise's
-    reference and starter and every fixture, graded in the bubblewrap tier."""
-    return run_dev_check(tmp_path_factory.mktemp("dev-check"))
+    """``checkpoint-lab dev check`` on this checkout, run once per run (once for all the
+    workers of a run on several processes, ``tests/workers.py``): every exercise's reference
+    and starter and every fixture, graded in the bubblewrap tier."""
+    return DevCheck.from_dict(once_per_run(tmp_path_factory, "dev-check",
+                                           lambda scratch: run_dev_check(scratch).to_dict()))
+
+
+#: Seconds a test that asks for the session's gradings may take: whichever test asks first (in
+#: a parallel run, any worker's) waits for the whole ``dev check``.
+WAITS_FOR_DEV_CHECK = 1500
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if not {"graded", "dev_check"} & set(getattr(item, "fixturenames", ())):
+            continue
+        marked = item.get_closest_marker("timeout")
+        if marked is None or (marked.args and marked.args[0] < WAITS_FOR_DEV_CHECK):
+            item.add_marker(pytest.mark.timeout(WAITS_FOR_DEV_CHECK), append=False)
 
 
 #: The test that runs ``dev check`` in every full run; when a run selects it, the other tests

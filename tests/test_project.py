@@ -403,26 +403,39 @@ def test_starts_jupyter_marked():
 '''
 
 
-def _tiered_run(tmp_path: Path, tier: str) -> subprocess.CompletedProcess:
+def _tiered_run(tmp_path: Path, tier: str, *more: str) -> subprocess.CompletedProcess:
     (tmp_path / "test_tiered.py").write_text(TIERED_TESTS)
     env = dict(os.environ, PYTHONPATH=str(ROOT),
                PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    env.pop("PYTEST_XDIST_WORKER", None)  # this test's own run may be a worker of a parallel one
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "tests.speeds", tier, "-q",
-                           "-p", "no:cacheprovider", "-W", "ignore", "-rf", "test_tiered.py"],
+                           "-p", "no:cacheprovider", "-W", "ignore", "-rf", *more,
+                           "test_tiered.py"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
 
 
-def test_the_fast_tier_fails_a_test_that_starts_what_it_leaves_out(tmp_path):
-    fast = _tiered_run(tmp_path, "--fast")
+#: One process, and two pytest-xdist workers (``course.py test --workers 2``).
+WORKERS = [pytest.param((), id="one-process"),
+           pytest.param(("-n", "2", "--dist", "loadgroup"), id="two-workers")]
+
+
+@pytest.mark.parametrize("more", WORKERS)
+def test_the_fast_tier_fails_a_test_that_starts_what_it_leaves_out(tmp_path, more):
+    if more:
+        pytest.importorskip("xdist", reason="pytest-xdist is not installed")
+    fast = _tiered_run(tmp_path, "--fast", *more)
     said = fast.stdout + fast.stderr
     assert fast.returncode == 1, said
-    assert re.search(r"\b1 failed, 1 passed, 1 deselected\b", said), said
+    # pytest-xdist's summary leaves out what the workers deselected
+    deselected = "" if more else ", 1 deselected"
+    assert re.search(rf"\b1 failed, 1 passed{deselected} in\b", said), said
     assert "test_starts_jupyter_unmarked started a Jupyter command during its call" in said, said
     assert "jupyter --paths" in said, said
     assert "Mark it for the slow tier: @pytest.mark.nbgrader or browser" in said, said
-    slow = _tiered_run(tmp_path, "--slow")
+    slow = _tiered_run(tmp_path, "--slow", *more)
     said = slow.stdout + slow.stderr
-    assert slow.returncode == 0 and re.search(r"\b1 passed, 2 deselected\b", said), said
+    deselected = "" if more else ", 2 deselected"
+    assert slow.returncode == 0 and re.search(rf"\b1 passed{deselected} in\b", said), said
 
 
 def test_fast_and_slow_together_are_refused(tmp_path):

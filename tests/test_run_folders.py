@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from graders.recording import run_folders
-from tests.conftest import ROOT, contained, grading_env, require_tools
+from tests.conftest import ROOT, _child_of, contained, grading_env, require_tools
 
 if not hasattr(os, "fork"):
     pytest.skip("run folders are swept where there is flock (POSIX)", allow_module_level=True)
@@ -116,48 +117,105 @@ _GRADER = r"""
 import sys
 from fake_llm import load_scenario
 from graders.sandbox import record
-rec = record(sys.argv[1], load_scenario("support-tickets"), timeout=120)
+rec = record(sys.argv[1], load_scenario("support-tickets"), timeout=300)
 print("ENDED", rec.ended, flush=True)
 """
 
-#: A submission whose run lasts ``SECONDS`` before it does anything.
-_SLOW = (ROOT / "solutions" / "02_two_latent_failures.py").read_text() + """
+#: A submission whose run waits for the test's word (SIGUSR1, :func:`_go_on`), at most 240 s,
+#: before it does anything.
+_WAITS = (ROOT / "solutions" / "02_two_latent_failures.py").read_text() + """
+import signal as _signal, time as _time
+_told = []
+_signal.signal(_signal.SIGUSR1, lambda *_: _told.append(True))
 _run_agent = run_agent
 def run_agent(*args, **kwargs):
-    import time
-    time.sleep(SECONDS)
+    deadline = _time.monotonic() + 240
+    while not _told and _time.monotonic() < deadline:
+        _time.sleep(0.05)
     return _run_agent(*args, **kwargs)
 """
 
 
-def _marked(owner_pid: int | None = None) -> set[Path]:
+def _started(pid: int) -> str | None:
+    """The process's start time (/proc/PID/stat field 22), the same seen from any namespace."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _marked(proc: subprocess.Popen) -> set[Path]:
+    """The run folders made by ``proc``'s grader (itself, or unshare's child when contained): by
+    its pid and start time, so that a run of another test or another checkout never counts."""
+    inner = _child_of(proc.pid)
+    makers = {(proc.pid, _started(proc.pid))} | ({(1, _started(inner))} if inner else set())
     found = set()
     for root in run_folders.sweep_roots():
         for path in Path(root).glob(f"{run_folders.PREFIX}*"):
             try:
                 owner = json.loads((path / run_folders.OWNER_FILE).read_text())
-            except (OSError, ValueError):
+            except (OSError, ValueError, AttributeError):
                 continue
-            if owner_pid is None or owner.get("pid") == owner_pid:
+            if (owner.get("pid"), str(owner.get("started"))) in makers:
                 found.add(path)
     return found
 
 
-def _grade(seconds: float, env: dict, *prefix: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [*prefix, sys.executable, "-c", _GRADER, _SLOW.replace("SECONDS", str(seconds))],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env,
-        start_new_session=True)
+def _grade(env: dict, *prefix: str) -> subprocess.Popen:
+    return subprocess.Popen([*prefix, sys.executable, "-c", _GRADER, _WAITS],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            env=env, start_new_session=True)
 
 
-def _wait_for(what, timeout: float = 120):
+def _waiting(pid: int) -> bool:
+    """Whether ``pid`` runs the sandbox's bootstrap and catches SIGUSR1: the submission waits
+    for it."""
+    try:
+        if b"/grader/_bootstrap.py" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+            return False
+        caught = next(line.split()[1] for line in Path(f"/proc/{pid}/status").read_text()
+                      .splitlines() if line.startswith("SigCgt:"))
+    except (OSError, StopIteration):
+        return False
+    return bool(int(caught, 16) & (1 << (signal.SIGUSR1 - 1)))
+
+
+def _go_on(proc: subprocess.Popen) -> int:
+    """Tell the submission that ``proc`` grades to go on, once it waits; how many processes
+    were told."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                parents[int(entry)] = int(Path(f"/proc/{entry}/stat").read_text()
+                                          .rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+    below, told = {proc.pid}, 0
+    while True:
+        more = {pid for pid, parent in parents.items() if parent in below} - below
+        if not more:
+            break
+        below |= more
+    for pid in below - {proc.pid}:
+        if _waiting(pid):
+            try:
+                os.kill(pid, signal.SIGUSR1)
+                told += 1
+            except OSError:
+                pass
+    return told
+
+
+def _wait_for(condition, timeout: float = 120,
+              what: str = "the grading run made no run folder in time"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        found = what()
+        found = condition()
         if found:
             return found
         time.sleep(0.2)
-    pytest.fail("the grading run made no run folder in time")
+    pytest.fail(what)
 
 
 @pytest.mark.sandbox
@@ -168,12 +226,11 @@ def test_a_grading_run_killed_leaves_a_folder_the_next_check_and_grade_remove(tm
     ``checkpoint-lab grade``'s start removes the next one so left."""
     require_tools()
     env = grading_env(tmp_path)
-    before = _marked()
-    live = _grade(40, env, *contained())
-    killed = _grade(5, env)
+    live = _grade(env, *contained())
+    killed = _grade(env)
     try:
-        left = _wait_for(lambda: _marked(killed.pid))
-        theirs = _wait_for(lambda: _marked() - before - left)
+        left = _wait_for(lambda: _marked(killed))
+        theirs = _wait_for(lambda: _marked(live))
         os.kill(killed.pid, signal.SIGKILL)
         killed.wait(timeout=30)
         assert all(p.is_dir() for p in left), "a killed grader's folder is left until a sweep"
@@ -183,8 +240,8 @@ def test_a_grading_run_killed_leaves_a_folder_the_next_check_and_grade_remove(tm
         assert check.returncode == 2, check.stderr  # it swept, then refused the name
         assert not [p for p in left if p.exists()], "check's start left the killed run's folder"
         assert all(p.is_dir() for p in theirs), "check's start removed a live run's folder"
-        again = _grade(5, env)
-        left = _wait_for(lambda: _marked(again.pid))
+        again = _grade(env)
+        left = _wait_for(lambda: _marked(again))
         os.kill(again.pid, signal.SIGKILL)
         again.wait(timeout=30)
         grade = subprocess.run([sys.executable, "-m", "graders.cli", "grade", str(tmp_path / "x"),
@@ -193,8 +250,11 @@ def test_a_grading_run_killed_leaves_a_folder_the_next_check_and_grade_remove(tm
                                cwd=tmp_path, env=env, timeout=300)
         assert grade.returncode == 2, grade.stderr
         assert not [p for p in left if p.exists()], "grade's start left the killed run's folder"
-        assert "cleared 1 item(s) of residue of grading killed before it ended" in grade.stdout
+        # other runs on this machine (another worker's, another checkout's) may leave some too
+        assert re.search(r"cleared \d+ item\(s\) of residue of grading killed before it ended",
+                         grade.stdout), grade.stdout
         assert all(p.is_dir() for p in theirs), "grade's start removed a live run's folder"
+        _wait_for(lambda: _go_on(live), what="the live run's submission did not wait")
         out, err = live.communicate(timeout=300)
         assert "ENDED finished" in out, err[-2000:]
         assert not [p for p in theirs if p.exists()], "a run that ended left its folder"
