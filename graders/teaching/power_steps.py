@@ -59,14 +59,24 @@ def _state_words(state, new: str | None) -> str:
 def power_steps(save: str = "both", scenario: str = "support-tickets") -> list[PowerStep]:
     """The steps of the save before tool 2 in ``save`` (a key of ``SAVES``), each with the
     states a power cut there could leave, from one recorded run."""
+    return _all_steps((save,), scenario)[save]
+
+
+def _all_steps(saves, scenario: str) -> dict[str, list[PowerStep]]:
+    """:func:`power_steps` of each of ``saves``, their runs recorded side by side."""
     from fake_llm import load_scenario
-    from graders.judge.checkpoint_rules import check
-    from graders.judge.matrix import build_matrix
-    from graders.judge.power import judge_power_states
     from graders.teaching.power_cut import _LOOP, SAVES, _records
 
     sc = load_scenario(scenario)
-    [recorded] = _records([SAVES[save] + _LOOP], sc)
+    recorded = _records([SAVES[save] + _LOOP for save in saves], sc)
+    return {save: _steps_of(run, sc) for save, run in zip(saves, recorded)}
+
+
+def _steps_of(recorded, sc) -> list[PowerStep]:
+    from graders.judge.checkpoint_rules import check
+    from graders.judge.matrix import build_matrix
+    from graders.judge.power import judge_power_states
+
     matrix = build_matrix(recorded, sc)
     wanted = {f"torn_write_save_{_SAVE}", f"killed_before_rename_save_{_SAVE}",
               "killed_during_tool_2"}
@@ -97,7 +107,7 @@ def show_power_steps(save: str = "both") -> PowerStepsView:
     """A slider over the steps of one save, and a choice of the four saves."""
     from graders.teaching.power_cut import SAVES
 
-    return PowerStepsView({name: power_steps(name) for name in SAVES}, save)
+    return PowerStepsView(_all_steps(tuple(SAVES), "support-tickets"), save)
 
 
 class PowerStepsView(TextFallback, widgets.VBox):
