@@ -69,7 +69,7 @@ def _all_steps(saves, scenario: str) -> dict[str, list[PowerStep]]:
 
     sc = load_scenario(scenario)
     recorded = _records([SAVES[save] + _LOOP for save in saves], sc)
-    return {save: _steps_of(run, sc) for save, run in zip(saves, recorded)}
+    return {save: _steps_of(run, sc) for save, run in zip(saves, recorded, strict=True)}
 
 
 def _steps_of(recorded, sc) -> list[PowerStep]:
