@@ -112,7 +112,7 @@ def check(place: str, kind: str, name: str) -> tuple[int, dict[str, str], str]:
 def visible(name: str) -> set[str]:
     from graders.checks import checks_for
 
-    return {c.id for c in checks_for(name, include_hidden=False)}
+    return {c.shown_id for c in checks_for(name, include_hidden=False)}
 
 
 def test_the_no_fork_recipe_really_has_no_fork():
