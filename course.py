@@ -39,8 +39,8 @@ USAGE = """usage: python3 course.py {lab,test,pin} [args...]
   lab    open the course in JupyterLab (your own copies of the notebooks, in ./workspace)
   test   run the whole test suite; any further arguments are passed to pytest
          (--fast: the tests that start no sandbox, nbgrader, Jupyter or browser; --slow: the rest;
-         --workers N: run the tests in N processes at once, by default one per core, at most
-         two, for the whole suite and --slow; 1 for --fast or when you name tests)
+         --workers N: run the tests in N processes at once (pytest-xdist); by default one,
+         as CI does: --workers 2 is faster on two cores, with two known failures beside it)
   pin    for maintainers: run the tests (further arguments go to pytest), and if they pass
          write the exact versions installed to constraints.txt; `pin --upgrade` first
          upgrades every package to the newest version pyproject.toml allows
@@ -275,9 +275,11 @@ def pin(args: list[str]) -> int:
     return 0
 
 
-#: At most this many test processes by default: the suite's own runs already use a core or two
-#: each (nbgrader's pool, dev check), so more processes than this only wait on each other.
-MAX_WORKERS = 2
+#: At most this many test processes by default. Two (one per core) took the slow tier from about
+#: 19 to 13 minutes from a fresh clone, but two tests then failed that pass alone (Validate's
+#: dialog in tests/test_browser_grading.py, the student timeout in tests/test_nbgrader_harms.py):
+#: one, until they are fixed; `--workers 2` asks for two.
+MAX_WORKERS = 1
 
 
 def _has_xdist() -> bool:

@@ -134,11 +134,14 @@ def course(monkeypatch):
     return module
 
 
-def test_the_whole_suite_and_the_slow_tier_run_on_two_cores(course):
+def test_the_suite_runs_in_one_process_by_default_and_in_two_when_asked(course):
     parallel = ["-n", "2", "--dist", "loadgroup"]
-    assert course.test_command([]) == parallel
-    assert course.test_command(["--slow", "-q"]) == [*parallel, "--slow", "-q"]
-    assert course.test_command(["-m", "not browser"]) == [*parallel, "-m", "not browser"]
+    assert course.test_command([]) == [], "one process by default (course.py's MAX_WORKERS)"
+    assert course.test_command(["--slow", "-q"]) == ["--slow", "-q"]
+    assert course.test_command(["--workers", "2"]) == parallel
+    assert course.test_command(["--slow", "--workers", "2", "-q"]) == [*parallel, "--slow", "-q"]
+    assert course.test_command(["-m", "not browser", "--workers", "2"]) == [
+        *parallel, "-m", "not browser"]
 
 
 def test_one_process_for_the_fast_tier_named_tests_or_when_asked(course):
@@ -155,7 +158,7 @@ def test_one_process_on_one_core_or_without_xdist(course, monkeypatch):
     monkeypatch.setattr(course.os, "cpu_count", lambda: 1)
     assert course.test_command(["--slow"]) == ["--slow"]
     monkeypatch.setattr(course.os, "cpu_count", lambda: 8)
-    assert course.test_command(["--slow"])[:2] == ["-n", "2"], "at most two by default"
+    assert course.test_command(["--slow"]) == ["--slow"], "one by default, however many cores"
     monkeypatch.setattr(course, "_has_xdist", lambda: False)
     assert course.test_command(["--slow", "--workers", "2"]) == ["--slow"]
 
