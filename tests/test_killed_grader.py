@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from graders.sandbox import box
+from graders.sandbox.sweep import sweep_left_behind
 from tests.conftest import ROOT, contained, docker_root, grading_env, require_sandbox, require_tools
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.timeout(300)]
@@ -142,6 +143,8 @@ def _gone_soon(pids: list[int], seconds: float = 20) -> list[int]:
 
 
 def _end(roles: dict[str, list[int]]) -> None:
+    """End what is left of the run, then clear what the killed grader left on the machine as the
+    next grading's start would (its run folders), so that no later test's grading finds it."""
     pids = [p for role, pids in roles.items() if role != "cpu_limits" for p in pids]
     for pid in _alive(pids):
         try:
@@ -149,6 +152,8 @@ def _end(roles: dict[str, list[int]]) -> None:
                 pid, signal.SIGKILL)
         except OSError:
             pass
+    _gone_soon(pids)
+    sweep_left_behind()
 
 
 def test_a_killed_grader_leaves_nothing_of_a_bubblewrap_run(tmp_path):
