@@ -415,9 +415,8 @@ def _uid_command(tools: Tools, observer_uid: bool, trace: Path, spec: Path, uid:
     drop = uid_tier.drop(tools.setpriv, uid, pdeathsig=_has_pdeathsig(tools.setpriv))
     confine = [_python(), "-I", "-S", str(spec.parent / "_confine.py"), str(spec), *tail]
     # -A: strace appends to the trace made for it, into the room taken for it ahead of time
-    if observer_uid:
-        observer = uid_tier.drop(tools.setpriv, uid, pdeathsig=_has_pdeathsig(tools.setpriv))
-        return [*_observer_limits(tools, cpu), *observer, *_strace_alone(tools, trace), "-A",
+    if observer_uid:  # the same drop, made before strace: strace runs as ``uid`` too
+        return [*_observer_limits(tools, cpu), *drop, *_strace_alone(tools, trace), "-A",
                 *limits, *_dies_with_grader(tools), *confine]
     return [*_strace(tools, trace, cpu), "-A", *limits, *drop, *confine]
 
